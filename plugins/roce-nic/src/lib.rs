@@ -1,0 +1,1 @@
+//! rdmasim-roce-nic

@@ -1,0 +1,1 @@
+//! rdmasim library: scenario assembly and runs
