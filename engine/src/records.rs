@@ -1,0 +1,167 @@
+//! Streaming CSV records. Each record is one file per shard, `{simulation}-{record}-{shard}.csv`
+//! in the output folder, written row by row through a buffer that is flushed at every beacon tick
+//! and at the end, so a killed run keeps what it wrote up to its last tick and memory never holds
+//! more than one buffer per record.
+
+use crate::clock::WallClock;
+use bevy_ecs::prelude::Resource;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Where a record's rows go.
+pub enum Sink {
+    File(BufWriter<File>),
+    /// Rows kept in memory, for tests.
+    Memory(Vec<u8>),
+    /// Rows dropped (a run without an output folder).
+    Null,
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::File(f) => f.write(buf),
+            Sink::Memory(v) => v.write(buf),
+            Sink::Null => Ok(buf.len()),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::File(f) => f.flush(),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A record's handle, from `Records::register`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordId(usize);
+
+/// Where and how records are written.
+#[derive(Clone, Debug)]
+pub enum Output {
+    Folder(PathBuf),
+    Memory,
+    Null,
+}
+
+struct Record {
+    name: String,
+    path: Option<PathBuf>,
+    writer: csv::Writer<Sink>,
+}
+
+/// The run's record writers, and the identity every row carries.
+#[derive(Resource)]
+pub struct Records {
+    output: Output,
+    simulation: String,
+    shard: u32,
+    records: Vec<Record>,
+    pub clock: WallClock,
+    first_error: Option<String>,
+}
+
+impl Records {
+    pub fn new(output: Output, simulation: &str, shard: u32, clock: WallClock) -> io::Result<Self> {
+        if let Output::Folder(dir) = &output {
+            std::fs::create_dir_all(dir)?;
+        }
+        Ok(Records { output, simulation: simulation.to_string(), shard, records: Vec::new(), clock, first_error: None })
+    }
+
+    pub fn file_name(simulation: &str, record: &str, shard: u32) -> String {
+        format!("{simulation}-{record}-{shard}.csv")
+    }
+
+    /// Opens `record` and writes its header row.
+    pub fn register(&mut self, record: &str, header: &[&str]) -> io::Result<RecordId> {
+        let (sink, path) = match &self.output {
+            Output::Folder(dir) => {
+                let path = dir.join(Self::file_name(&self.simulation, record, self.shard));
+                (Sink::File(BufWriter::with_capacity(1 << 16, File::create(&path)?)), Some(path))
+            }
+            Output::Memory => (Sink::Memory(Vec::new()), None),
+            Output::Null => (Sink::Null, None),
+        };
+        let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(sink);
+        writer.write_record(header).map_err(io::Error::other)?;
+        self.records.push(Record { name: record.to_string(), path, writer });
+        Ok(RecordId(self.records.len() - 1))
+    }
+
+    /// Writes one row. An I/O error (a full disk) is kept and reported at the end of the run
+    /// rather than unwinding through the model.
+    pub fn write<I, T>(&mut self, id: RecordId, row: I)
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        if let Err(e) = self.records[id.0].writer.write_record(row) {
+            self.first_error.get_or_insert_with(|| e.to_string());
+        }
+    }
+
+    pub fn flush(&mut self) {
+        for r in &mut self.records {
+            if let Err(e) = r.writer.flush() {
+                self.first_error.get_or_insert_with(|| format!("{}: {e}", r.name));
+            }
+        }
+    }
+
+    /// The first write error, if any happened.
+    pub fn error(&self) -> Option<&str> {
+        self.first_error.as_deref()
+    }
+
+    /// The rows written so far to an in-memory record (tests).
+    pub fn memory(&self, record: &str) -> Option<String> {
+        let r = self.records.iter().find(|r| r.name == record)?;
+        match r.writer.get_ref() {
+            Sink::Memory(v) => Some(String::from_utf8_lossy(v).into_owned()),
+            _ => None,
+        }
+    }
+
+    /// Paths of the files written.
+    pub fn paths(&self) -> Vec<&Path> {
+        self.records.iter().filter_map(|r| r.path.as_deref()).collect()
+    }
+
+    pub fn simulation(&self) -> &str {
+        &self.simulation
+    }
+    pub fn shard(&self) -> u32 {
+        self.shard
+    }
+}
+
+/// Seconds with nine decimals (nanosecond resolution) for CSV time columns.
+pub fn secs_column(t: crate::SimTime) -> String {
+    let ps = t.0;
+    format!("{}.{:012}", ps / crate::SimTime::PS_PER_SEC, ps % crate::SimTime::PS_PER_SEC)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_named_files_and_flushes() {
+        let dir = std::env::temp_dir().join(format!("rdmasim-records-{}", std::process::id()));
+        let mut r = Records::new(Output::Folder(dir.clone()), "sim", 0, WallClock::fixed_at(0)).unwrap();
+        let id = r.register("rdma-perf", &["a", "b"]).unwrap();
+        r.write(id, ["1", "2"]);
+        r.flush();
+        let text = std::fs::read_to_string(dir.join("sim-rdma-perf-0.csv")).unwrap();
+        assert_eq!(text, "a,b\n1,2\n");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn time_column_is_exact() {
+        assert_eq!(secs_column(crate::SimTime(5_071_920)), "0.000005071920");
+    }
+}

@@ -1,0 +1,126 @@
+//! Running an assembled `App`: the phases in order and the event loop between beacon ticks.
+//!
+//! ```text
+//! Build -> Start -> [events before the next tick -> BeaconTick -> beacon row]* -> Finish
+//! ```
+//! Events at exactly a tick's time run after that tick's row, so a row shows the state at the
+//! instant of its timestamp. Events at or after the stop time never run.
+
+use crate::app::App;
+use crate::beacon::BeaconColumns;
+use crate::event::EventQueue;
+use crate::phases::{BeaconTick, Build, Finish, Start};
+use crate::records::{RecordId, Records, secs_column};
+use crate::time::SimTime;
+use bevy_ecs::prelude::Resource;
+
+/// Who this run is: what every record row names.
+#[derive(Resource, Clone, Debug)]
+pub struct RunInfo {
+    pub simulation: String,
+    /// The spec's `job_id`: the simulation's name and a hash of its scenario, so identical
+    /// scenarios give identical files.
+    pub job_id: String,
+    pub seed: u64,
+    pub shard: u32,
+    pub shards: u32,
+}
+
+/// What a run did, for the summary and the manifest.
+#[derive(Clone, Debug, Default)]
+pub struct RunStats {
+    pub sim_time: SimTime,
+    pub wall: std::time::Duration,
+    pub events: u64,
+    pub beacons: u64,
+}
+
+impl RunStats {
+    pub fn events_per_sec(&self) -> f64 {
+        self.events as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// How often to tick and whom to tell about progress.
+pub struct RunOptions<'a> {
+    pub stop: SimTime,
+    pub beacon_interval: SimTime,
+    /// Called after every beacon tick with the simulated time and events so far.
+    pub progress: Option<&'a mut dyn FnMut(SimTime, u64)>,
+}
+
+impl App {
+    /// Runs the `Build` phase alone (for `plan` and tests that inspect the built world).
+    pub fn build_world(&mut self) {
+        self.world.run_schedule(Build);
+    }
+
+    /// Runs every phase and the event loop to `opts.stop`. `build_world` must not have been
+    /// called before (it runs here).
+    pub fn run(&mut self, mut opts: RunOptions<'_>) -> RunStats {
+        let started = std::time::Instant::now();
+        let missing = self.unhandled_kinds();
+        assert!(missing.is_empty(), "event kinds without a handler: {missing:?} (a plugin is missing)");
+        self.world.run_schedule(Build);
+        self.world.run_schedule(Start);
+        let beacon = self.open_beacon();
+
+        let mut queue = self.world.remove_resource::<EventQueue>().expect("EventQueue");
+        let interval = opts.beacon_interval.max(SimTime(1));
+        let mut next_tick = interval;
+        let mut beacons = 0;
+        loop {
+            let until = next_tick.min(opts.stop);
+            self.handlers.run(&mut self.world, &mut queue, until);
+            if next_tick > opts.stop {
+                break;
+            }
+            queue.advance_to(next_tick);
+            let events = queue.processed();
+            self.world.insert_resource(queue);
+            self.world.run_schedule(BeaconTick);
+            if let Some(id) = beacon {
+                self.write_beacon_row(id, next_tick, events);
+            }
+            beacons += 1;
+            queue = self.world.remove_resource::<EventQueue>().expect("EventQueue");
+            if let Some(p) = opts.progress.as_deref_mut() {
+                p(next_tick, events);
+            }
+            next_tick = next_tick + interval;
+        }
+        queue.advance_to(opts.stop);
+        let events = queue.processed();
+        self.world.insert_resource(queue);
+        self.world.run_schedule(Finish);
+        if let Some(mut r) = self.world.get_resource_mut::<Records>() {
+            r.flush();
+        }
+        RunStats { sim_time: opts.stop, wall: started.elapsed(), events, beacons }
+    }
+
+    fn open_beacon(&mut self) -> Option<RecordId> {
+        let names = self.world.resource::<BeaconColumns>().names();
+        let mut records = self.world.get_resource_mut::<Records>()?;
+        let mut header = vec!["job_id", "time_utc", "sim_time_sec"];
+        header.extend(names);
+        header.push("events");
+        match records.register("beacon", &header) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                panic!("cannot open the beacon record: {e}");
+            }
+        }
+    }
+
+    fn write_beacon_row(&mut self, id: RecordId, t: SimTime, events: u64) {
+        let values = self.world.resource::<BeaconColumns>().values(&self.world);
+        let job = self.world.get_resource::<RunInfo>().map(|r| r.job_id.clone()).unwrap_or_default();
+        let mut records = self.world.resource_mut::<Records>();
+        let mut row = vec![job, records.clock.now_rfc3339(), secs_column(t)];
+        row.extend(values.iter().map(u64::to_string));
+        row.push(events.to_string());
+        records.write(id, &row);
+        records.flush();
+    }
+}

@@ -1,0 +1,42 @@
+//! Scenario text: loading a RON scenario into a config type, `--set PATH=VALUE` overrides, and
+//! one error type, [`ScenarioError`], that says the file, line, column and field of whatever is
+//! wrong and renders the offending line with a caret. The text tools (`span`, `path`) know RON's
+//! structure but no Rust type; `load` hands the text to ron and maps its errors back to the text.
+//!
+//! ```
+//! # #[derive(serde::Deserialize)] struct Sim { #[serde(rename = "RunTime")] run_time: f64 }
+//! # #[derive(serde::Deserialize)] struct Scenario { simulation: Sim }
+//! let text = "(simulation: (RunTime: 0.5))";
+//! let text = engine::scenario::apply_override(text, "simulation.RunTime=0.01").unwrap();
+//! let scenario: Scenario = engine::scenario::load("inline.ron", &text).unwrap();
+//! assert_eq!(scenario.simulation.run_time, 0.01);
+//!
+//! let err = engine::scenario::load::<Scenario>("inline.ron", "(simulation: (RunTime: \"x\"))");
+//! assert!(err.unwrap_err().to_string().starts_with("inline.ron:1:24: simulation.RunTime: "));
+//! ```
+
+pub mod diagnostic;
+pub mod load;
+pub mod overrides;
+pub mod path;
+pub mod span;
+
+pub use diagnostic::ScenarioError;
+pub use load::{load, load_file, ron_options};
+pub use overrides::{OverrideError, apply_override, apply_overrides};
+pub use path::{FieldPath, PathError, value_span};
+pub use span::Span;
+
+/// The scenario the module tests share (the shape of `scenarios/default.ron`).
+#[cfg(test)]
+pub(crate) const SAMPLE: &str = r#"// comments allowed
+#![enable(implicit_some)]
+(
+    name: "default",
+    simulation: (RunTime: 0.5, RandomSeed: 18760),
+    topology: LeafSpine(leaves: 4, spines: 4, hosts_per_leaf: 4),
+    nic: RoceNic((PortRate: "400Gbps", Mss: "4KiB")),
+    switch: (buffer: "32MiB"),
+    applications: [ScalaRdma((prScalaRdmaInitiator: 0.5, NumConnections: 1))],
+)
+"#;
