@@ -40,7 +40,9 @@ impl PluginGroupBuilder {
     /// Keeps `P` out of the app; panics if the group has no `P` (a fork's typo, not an input).
     pub fn disable<P: Plugin>(mut self) -> Self {
         let entry = self.plugins.iter_mut().find(|(id, _, _)| *id == TypeId::of::<P>());
-        entry.unwrap_or_else(|| panic!("the group has no plugin {}", std::any::type_name::<P>())).2 = false;
+        entry
+            .unwrap_or_else(|| panic!("the group has no plugin {}", std::any::type_name::<P>()))
+            .2 = false;
         self
     }
     pub fn enabled_names(&self) -> Vec<&str> {
@@ -104,7 +106,11 @@ impl App {
             });
             world.add_schedule(schedule);
         }
-        App { world, handlers: Handlers::default(), plugin_names: Vec::new() }
+        App {
+            world,
+            handlers: Handlers::default(),
+            plugin_names: Vec::new(),
+        }
     }
 
     pub fn add_plugins<M>(&mut self, plugins: impl Plugins<M>) -> &mut Self {
@@ -163,7 +169,9 @@ impl App {
         name: &'static str,
         value: impl Fn(&World) -> u64 + Send + Sync + 'static,
     ) -> &mut Self {
-        self.world.resource_mut::<crate::beacon::BeaconColumns>().add(name, value);
+        self.world
+            .resource_mut::<crate::beacon::BeaconColumns>()
+            .add(name, value);
         self
     }
 

@@ -13,12 +13,18 @@ impl WallClock {
     /// Reads `SOURCE_DATE_EPOCH` (whole seconds since 1970) once. A value that is not a number is
     /// ignored, as reproducible-builds tools do.
     pub fn from_env() -> Self {
-        let fixed = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse::<i64>().ok());
-        WallClock { fixed: fixed.map(|s| rfc3339(s, 0)) }
+        let fixed = std::env::var("SOURCE_DATE_EPOCH")
+            .ok()
+            .and_then(|s| s.trim().parse::<i64>().ok());
+        WallClock {
+            fixed: fixed.map(|s| rfc3339(s, 0)),
+        }
     }
 
     pub fn fixed_at(epoch_secs: i64) -> Self {
-        WallClock { fixed: Some(rfc3339(epoch_secs, 0)) }
+        WallClock {
+            fixed: Some(rfc3339(epoch_secs, 0)),
+        }
     }
 
     pub fn is_fixed(&self) -> bool {

@@ -7,7 +7,7 @@
 //! functions of `(&mut World, &mut EventQueue, SimEvent)` rather than systems run per event. bevy
 //! `Schedule`s serve the phases (build, start, beacon tick, finish), which run rarely.
 
-use crate::event::{SimEvent, EventKind, EventQueue};
+use crate::event::{EventKind, EventQueue, SimEvent};
 use crate::time::SimTime;
 use bevy_ecs::world::World;
 
@@ -50,7 +50,11 @@ impl Handlers {
     /// Sets the handler of `kind`. A kind has one handler: a second registration is a plugin bug.
     pub fn set(&mut self, kind: EventKind, handler: Box<dyn Handler>) {
         let slot = &mut self.table[kind.0 as usize];
-        assert!(slot.is_none(), "event kind `{}` already has a handler", self.names[kind.0 as usize]);
+        assert!(
+            slot.is_none(),
+            "event kind `{}` already has a handler",
+            self.names[kind.0 as usize]
+        );
         *slot = Some(handler);
     }
 
@@ -60,7 +64,12 @@ impl Handlers {
 
     /// Kinds that were declared but that nothing handles (checked before a run starts).
     pub fn unhandled(&self) -> Vec<&'static str> {
-        self.names.iter().zip(&self.table).filter(|(_, h)| h.is_none()).map(|(n, _)| *n).collect()
+        self.names
+            .iter()
+            .zip(&self.table)
+            .filter(|(_, h)| h.is_none())
+            .map(|(n, _)| *n)
+            .collect()
     }
 
     /// Handles every event before `stop` in key order. Returns the number handled. `on_each`

@@ -79,7 +79,12 @@ pub struct EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), seqs: vec![0], now: SimTime::ZERO, processed: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            seqs: vec![0],
+            now: SimTime::ZERO,
+            processed: 0,
+        }
     }
 
     /// A new source id. Call in a deterministic order (topology order) at build.
@@ -115,14 +120,23 @@ impl EventQueue {
     /// runs at the current time in release builds.
     #[inline]
     pub fn schedule(&mut self, time: SimTime, source: SourceId, kind: EventKind, target: u32, data: u64) {
-        debug_assert!(time >= self.now, "event scheduled in the past: {time:?} < {:?}", self.now);
+        debug_assert!(
+            time >= self.now,
+            "event scheduled in the past: {time:?} < {:?}",
+            self.now
+        );
         let time = time.max(self.now);
         let seq = &mut self.seqs[source.0 as usize];
         let s = *seq;
         *seq += 1;
         assert!(s <= SEQ_MASK, "a source scheduled more than 2^40 events");
         let key = ((time.0 as u128) << 64) | ((source.0 as u128) << SEQ_BITS) | s as u128;
-        self.heap.push(Entry { key, kind, target, data });
+        self.heap.push(Entry {
+            key,
+            kind,
+            target,
+            data,
+        });
     }
 
     /// Removes and returns the earliest event strictly before `stop`, advancing `now` to its time.
@@ -136,7 +150,12 @@ impl EventQueue {
         let e = self.heap.pop()?;
         self.now = time;
         self.processed += 1;
-        Some(SimEvent { time, kind: e.kind, target: e.target, data: e.data })
+        Some(SimEvent {
+            time,
+            kind: e.kind,
+            target: e.target,
+            data: e.data,
+        })
     }
 
     /// Time of the earliest pending event.
@@ -157,7 +176,9 @@ mod tests {
     use super::*;
 
     fn drain(q: &mut EventQueue) -> Vec<(u64, u32, u64)> {
-        std::iter::from_fn(|| q.pop_before(SimTime::MAX)).map(|e| (e.time.0, e.target, e.data)).collect()
+        std::iter::from_fn(|| q.pop_before(SimTime::MAX))
+            .map(|e| (e.time.0, e.target, e.data))
+            .collect()
     }
 
     #[test]
@@ -199,7 +220,9 @@ mod tests {
         q.schedule(SimTime(99), s, EventKind(0), 0, 1);
         q.schedule(SimTime(100), s, EventKind(0), 0, 2);
         q.schedule(SimTime(101), s, EventKind(0), 0, 3);
-        let got: Vec<u64> = std::iter::from_fn(|| q.pop_before(SimTime(100))).map(|e| e.data).collect();
+        let got: Vec<u64> = std::iter::from_fn(|| q.pop_before(SimTime(100)))
+            .map(|e| e.data)
+            .collect();
         assert_eq!(got, vec![1]);
         assert_eq!(q.pending(), 2);
         assert_eq!(q.now(), SimTime(99));

@@ -41,8 +41,10 @@ pub mod event;
 pub mod params;
 pub mod phases;
 pub mod records;
+pub mod registry;
 pub mod rng;
 pub mod run;
+pub mod scenario;
 pub mod time;
 pub mod units;
 
@@ -53,7 +55,7 @@ pub use units::{Duration, Rate, Size};
 pub mod prelude {
     pub use crate::app::{App, Plugin, PluginGroup, PluginGroupBuilder};
     pub use crate::dispatch::Handler;
-    pub use crate::event::{SimEvent, EventKind, EventQueue, SourceId};
+    pub use crate::event::{EventKind, EventQueue, SimEvent, SourceId};
     pub use crate::params::{SimulationParameters, Timeline};
     pub use crate::phases::{BeaconTick, Build, Finish, Start};
     pub use crate::records::{RecordId, Records};

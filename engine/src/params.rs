@@ -21,7 +21,11 @@ pub struct PositiveDuration(pub Duration);
 impl TryFrom<Duration> for PositiveDuration {
     type Error = String;
     fn try_from(d: Duration) -> Result<Self, String> {
-        if d.0 == SimTime::ZERO { Err("must be greater than 0".into()) } else { Ok(PositiveDuration(d)) }
+        if d.0 == SimTime::ZERO {
+            Err("must be greater than 0".into())
+        } else {
+            Ok(PositiveDuration(d))
+        }
     }
 }
 impl From<PositiveDuration> for Duration {
@@ -93,7 +97,8 @@ pub struct TimelineOverflow(pub f64);
 impl Timeline {
     pub fn from_params(p: &SimulationParameters) -> Result<Self, TimelineOverflow> {
         let add = |a: SimTime, b: Duration| {
-            a.checked_add(b.0).ok_or(TimelineOverflow(a.as_secs_f64() + b.as_secs_f64()))
+            a.checked_add(b.0)
+                .ok_or(TimelineOverflow(a.as_secs_f64() + b.as_secs_f64()))
         };
         let responders_start = p.StartTime.0;
         let client_window_start = add(responders_start, p.ClientStartOffset)?;
@@ -141,13 +146,21 @@ mod tests {
         assert_eq!(p.RunTime.0.0, SimTime(10_000_000_000));
         assert_eq!(p.RandomSeed, 7);
         assert_eq!(p.StartTime, SimulationParameters::default().StartTime);
-        let e = ron::from_str::<SimulationParameters>("(RunTime: 0)").unwrap_err().to_string();
+        let e = ron::from_str::<SimulationParameters>("(RunTime: 0)")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("greater than 0"), "{e}");
-        let e = ron::from_str::<SimulationParameters>("(WarmUp: -0.1)").unwrap_err().to_string();
+        let e = ron::from_str::<SimulationParameters>("(WarmUp: -0.1)")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("negative"), "{e}");
-        let e = ron::from_str::<SimulationParameters>("(BeaconReportInterval: 0.0)").unwrap_err().to_string();
+        let e = ron::from_str::<SimulationParameters>("(BeaconReportInterval: 0.0)")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("greater than 0"), "{e}");
-        let e = ron::from_str::<SimulationParameters>("(RunTimes: 1)").unwrap_err().to_string();
+        let e = ron::from_str::<SimulationParameters>("(RunTimes: 1)")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("RunTimes"), "{e}");
     }
 }

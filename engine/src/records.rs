@@ -68,7 +68,14 @@ impl Records {
         if let Output::Folder(dir) = &output {
             std::fs::create_dir_all(dir)?;
         }
-        Ok(Records { output, simulation: simulation.to_string(), shard, records: Vec::new(), clock, first_error: None })
+        Ok(Records {
+            output,
+            simulation: simulation.to_string(),
+            shard,
+            records: Vec::new(),
+            clock,
+            first_error: None,
+        })
     }
 
     pub fn file_name(simulation: &str, record: &str, shard: u32) -> String {
@@ -80,14 +87,21 @@ impl Records {
         let (sink, path) = match &self.output {
             Output::Folder(dir) => {
                 let path = dir.join(Self::file_name(&self.simulation, record, self.shard));
-                (Sink::File(BufWriter::with_capacity(1 << 16, File::create(&path)?)), Some(path))
+                (
+                    Sink::File(BufWriter::with_capacity(1 << 16, File::create(&path)?)),
+                    Some(path),
+                )
             }
             Output::Memory => (Sink::Memory(Vec::new()), None),
             Output::Null => (Sink::Null, None),
         };
         let mut writer = csv::WriterBuilder::new().has_headers(false).from_writer(sink);
         writer.write_record(header).map_err(io::Error::other)?;
-        self.records.push(Record { name: record.to_string(), path, writer });
+        self.records.push(Record {
+            name: record.to_string(),
+            path,
+            writer,
+        });
         Ok(RecordId(self.records.len() - 1))
     }
 
@@ -141,7 +155,11 @@ impl Records {
 /// Seconds with nine decimals (nanosecond resolution) for CSV time columns.
 pub fn secs_column(t: crate::SimTime) -> String {
     let ps = t.0;
-    format!("{}.{:012}", ps / crate::SimTime::PS_PER_SEC, ps % crate::SimTime::PS_PER_SEC)
+    format!(
+        "{}.{:012}",
+        ps / crate::SimTime::PS_PER_SEC,
+        ps % crate::SimTime::PS_PER_SEC
+    )
 }
 
 #[cfg(test)]

@@ -20,7 +20,9 @@ pub fn splitmix64(mut z: u64) -> u64 {
 
 /// FNV-1a of a purpose string: stable across builds and platforms (unlike `DefaultHasher`).
 fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3)
+    })
 }
 
 /// The stream for `(seed, purpose, id)`: for example `stream(seed, "pairing", 0)` or
@@ -58,8 +60,14 @@ mod tests {
 
     #[test]
     fn same_key_same_stream() {
-        let a: Vec<u64> = (0..8).map(|_| 0).scan(stream(18760, "pairing", 0), |r, _| Some(r.next_u64())).collect();
-        let b: Vec<u64> = (0..8).map(|_| 0).scan(stream(18760, "pairing", 0), |r, _| Some(r.next_u64())).collect();
+        let a: Vec<u64> = (0..8)
+            .map(|_| 0)
+            .scan(stream(18760, "pairing", 0), |r, _| Some(r.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..8)
+            .map(|_| 0)
+            .scan(stream(18760, "pairing", 0), |r, _| Some(r.next_u64()))
+            .collect();
         assert_eq!(a, b);
     }
 

@@ -60,7 +60,10 @@ impl App {
     pub fn run(&mut self, mut opts: RunOptions<'_>) -> RunStats {
         let started = std::time::Instant::now();
         let missing = self.unhandled_kinds();
-        assert!(missing.is_empty(), "event kinds without a handler: {missing:?} (a plugin is missing)");
+        assert!(
+            missing.is_empty(),
+            "event kinds without a handler: {missing:?} (a plugin is missing)"
+        );
         self.world.run_schedule(Build);
         self.world.run_schedule(Start);
         let beacon = self.open_beacon();
@@ -96,7 +99,12 @@ impl App {
         if let Some(mut r) = self.world.get_resource_mut::<Records>() {
             r.flush();
         }
-        RunStats { sim_time: opts.stop, wall: started.elapsed(), events, beacons }
+        RunStats {
+            sim_time: opts.stop,
+            wall: started.elapsed(),
+            events,
+            beacons,
+        }
     }
 
     fn open_beacon(&mut self) -> Option<RecordId> {
@@ -115,7 +123,11 @@ impl App {
 
     fn write_beacon_row(&mut self, id: RecordId, t: SimTime, events: u64) {
         let values = self.world.resource::<BeaconColumns>().values(&self.world);
-        let job = self.world.get_resource::<RunInfo>().map(|r| r.job_id.clone()).unwrap_or_default();
+        let job = self
+            .world
+            .get_resource::<RunInfo>()
+            .map(|r| r.job_id.clone())
+            .unwrap_or_default();
         let mut records = self.world.resource_mut::<Records>();
         let mut row = vec![job, records.clock.now_rfc3339(), secs_column(t)];
         row.extend(values.iter().map(u64::to_string));

@@ -88,7 +88,11 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 impl std::str::FromStr for Duration {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not a duration: write seconds (0.001) or a number with one of the units ps, ns, us, ms, s (\"1us\")");
+        let bad = || {
+            format!(
+                "`{s}` is not a duration: write seconds (0.001) or a number with one of the units ps, ns, us, ms, s (\"1us\")"
+            )
+        };
         let (value, unit) = split_number(s).ok_or_else(bad)?;
         let scale = match unit {
             "ps" => 1e-12,
@@ -114,7 +118,11 @@ fn secs_to_duration(secs: f64) -> Result<Duration, String> {
 impl std::str::FromStr for Size {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not a size: write bytes (250000) or a number with one of the units B, KB, KiB, MB, MiB, GB, GiB (\"4KiB\")");
+        let bad = || {
+            format!(
+                "`{s}` is not a size: write bytes (250000) or a number with one of the units B, KB, KiB, MB, MiB, GB, GiB (\"4KiB\")"
+            )
+        };
         let (value, unit) = split_number(s).ok_or_else(bad)?;
         let scale: f64 = match unit {
             "B" | "" => 1.0,
@@ -140,7 +148,11 @@ impl std::str::FromStr for Size {
 impl std::str::FromStr for Rate {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not a rate: write bits per second (4e11) or a number with one of the units bps, Kbps, Mbps, Gbps, Tbps (\"400Gbps\")");
+        let bad = || {
+            format!(
+                "`{s}` is not a rate: write bits per second (4e11) or a number with one of the units bps, Kbps, Mbps, Gbps, Tbps (\"400Gbps\")"
+            )
+        };
         let (value, unit) = split_number(s).ok_or_else(bad)?;
         let scale = match unit {
             "bps" | "" => 1.0,
@@ -192,9 +204,11 @@ macro_rules! number_or_string {
     };
 }
 
-number_or_string!(Duration, "a duration: seconds (0.001) or a string such as \"1us\"", |n| {
-    secs_to_duration(n)
-});
+number_or_string!(
+    Duration,
+    "a duration: seconds (0.001) or a string such as \"1us\"",
+    |n| { secs_to_duration(n) }
+);
 number_or_string!(Size, "a size: bytes (250000) or a string such as \"4KiB\"", |n| {
     if n >= 0.0 && n.fract() == 0.0 && n <= u64::MAX as f64 {
         Ok(Size(n as u64))

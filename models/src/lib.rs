@@ -1,1 +1,14 @@
-//! rdmasim-models
+//! rdmasim's shared vocabulary and the fabric: topology (petgraph), hosts, switches, link
+//! directions, PCIe links, packets and wire headers, routing, the switch model, and the NIC
+//! contract that every NIC plugin implements.
+pub mod fabric;
+pub mod nic;
+pub mod packet;
+pub mod pcie;
+pub mod registry;
+pub mod sets;
+pub mod testkit;
+pub mod topology;
+pub mod wire;
+
+pub use packet::{Packet, PacketKind};

@@ -1,1 +1,3 @@
 //! Workspace integration tests, one binary.
+
+mod contract;

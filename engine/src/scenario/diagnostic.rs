@@ -77,9 +77,15 @@ impl ScenarioError {
     ) -> Self {
         let source = source.into();
         let span = FieldPath::parse(field_path).ok().and_then(|path| {
-            (1..=path.segments.len())
-                .rev()
-                .find_map(|n| value_span(&source, &FieldPath { segments: path.segments[..n].to_vec() }).ok())
+            (1..=path.segments.len()).rev().find_map(|n| {
+                value_span(
+                    &source,
+                    &FieldPath {
+                        segments: path.segments[..n].to_vec(),
+                    },
+                )
+                .ok()
+            })
         });
         let field = Some(field_path.to_owned());
         match span {
@@ -146,7 +152,13 @@ impl Diagnostic for ScenarioError {
 impl From<OverrideError> for ScenarioError {
     fn from(error: OverrideError) -> Self {
         let field = Some(error.path_text().to_owned());
-        ScenarioError::at_range("<--set>", error.assignment.clone(), error.blame(), field, error.kind.to_string())
+        ScenarioError::at_range(
+            "<--set>",
+            error.assignment.clone(),
+            error.blame(),
+            field,
+            error.kind.to_string(),
+        )
     }
 }
 
@@ -164,15 +176,18 @@ mod tests {
         assert_eq!(err.to_string(), "a.ron:1:6: `(` is never closed");
         let err = ScenarioError::without_source("missing.ron", "cannot read the scenario: not found");
         assert_eq!(err.to_string(), "missing.ron: cannot read the scenario: not found");
-        assert!(err.render().contains("missing.ron: cannot read the scenario: not found"));
+        assert!(
+            err.render()
+                .contains("missing.ron: cannot read the scenario: not found")
+        );
     }
 
     #[test]
     fn at_field_finds_the_value_or_its_nearest_ancestor() {
         let err = ScenarioError::at_field("s.ron", SAMPLE, "applications[0].NumConnections", "too many");
-        assert_eq!((err.line, err.column), (9, 73));
+        assert_eq!((err.line, err.column), (9, 74));
         assert_eq!(err.span, Some(SourceSpan::new(SAMPLE.find("1))]").unwrap().into(), 1)));
-        assert_eq!(err.to_string(), "s.ron:9:73: applications[0].NumConnections: too many");
+        assert_eq!(err.to_string(), "s.ron:9:74: applications[0].NumConnections: too many");
         // A defaulted field is not in the text: point at the struct it belongs in.
         let err = ScenarioError::at_field("s.ron", SAMPLE, "simulation.Warmup", "must be shorter than RunTime");
         assert_eq!((err.line, err.column), (5, 17));
@@ -184,20 +199,30 @@ mod tests {
     fn render_shows_the_line_and_a_caret() {
         let err = ScenarioError::at_field("s.ron", SAMPLE, "simulation.RunTime", "must be positive");
         let report = err.render();
-        assert!(report.contains("s.ron:5:27: simulation.RunTime: must be positive"), "{report}");
-        assert!(report.contains("simulation: (RunTime: 0.5, RandomSeed: 18760),"), "{report}");
+        assert!(
+            report.contains("s.ron:5:27: simulation.RunTime: must be positive"),
+            "{report}"
+        );
+        assert!(
+            report.contains("simulation: (RunTime: 0.5, RandomSeed: 18760),"),
+            "{report}"
+        );
         assert!(report.contains("[s.ron:5:27]"), "{report}");
         // The caret sits under the middle char of `0.5` (columns counted in chars: the gutter
         // and underline are multi-byte).
         let column_of = |line: &str, pattern: &str| line.find(pattern).map(|i| line[..i].chars().count());
         let caret = report.lines().find_map(|l| column_of(l, "┬"));
-        let value = report.lines().find_map(|l| column_of(l, "RunTime: 0.5").map(|c| c + "RunTime: ".len()));
+        let value = report
+            .lines()
+            .find_map(|l| column_of(l, "RunTime: 0.5").map(|c| c + "RunTime: ".len()));
         assert_eq!(caret, value.map(|c| c + 1), "{report}");
     }
 
     #[test]
     fn override_errors_point_into_the_assignment() {
-        let err: ScenarioError = crate::scenario::apply_override(SAMPLE, "simulation.RunTme.x=1").unwrap_err().into();
+        let err: ScenarioError = crate::scenario::apply_override(SAMPLE, "simulation.RunTme.x=1")
+            .unwrap_err()
+            .into();
         assert_eq!(err.file, "<--set>");
         assert_eq!(err.field.as_deref(), Some("simulation.RunTme.x"));
         assert_eq!((err.line, err.column), (1, 1));

@@ -24,22 +24,34 @@ pub enum OverrideErrorKind {
     #[error("`{value}` is not one RON value: {error}")]
     BadValue { value: String, error: ScanError },
     #[error("the scenario itself does not scan at line {line}, column {column}: {error}")]
-    Scenario { line: usize, column: usize, error: ScanError },
+    Scenario {
+        line: usize,
+        column: usize,
+        error: ScanError,
+    },
     #[error("{error}{}", .suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default())]
-    NotFound { error: PathError, suggestion: Option<String> },
+    NotFound {
+        error: PathError,
+        suggestion: Option<String>,
+    },
 }
 
 impl OverrideError {
     /// The path part of the assignment, trimmed (the whole assignment if it has no `=`).
     pub fn path_text(&self) -> &str {
-        self.assignment.split_once('=').map_or(self.assignment.as_str(), |(path, _)| path).trim()
+        self.assignment
+            .split_once('=')
+            .map_or(self.assignment.as_str(), |(path, _)| path)
+            .trim()
     }
 
     /// Byte range in `assignment` of the part the error is about: the value for a bad value, the
     /// path otherwise.
     pub fn blame(&self) -> std::ops::Range<usize> {
         let whole = 0..self.assignment.len();
-        let Some(eq) = self.assignment.find('=') else { return whole };
+        let Some(eq) = self.assignment.find('=') else {
+            return whole;
+        };
         let trimmed = |range: std::ops::Range<usize>| {
             let text = &self.assignment[range.clone()];
             let start = range.start + (text.len() - text.trim_start().len());
@@ -54,11 +66,21 @@ impl OverrideError {
 
 /// Applies one `PATH=VALUE` assignment to scenario text and returns the new text.
 pub fn apply_override(source: &str, assignment: &str) -> Result<String, OverrideError> {
-    let fail = |kind| OverrideError { assignment: assignment.to_owned(), kind };
-    let (path_text, value) = assignment.split_once('=').ok_or_else(|| fail(OverrideErrorKind::MissingEquals))?;
+    let fail = |kind| OverrideError {
+        assignment: assignment.to_owned(),
+        kind,
+    };
+    let (path_text, value) = assignment
+        .split_once('=')
+        .ok_or_else(|| fail(OverrideErrorKind::MissingEquals))?;
     let path = FieldPath::parse(path_text.trim()).map_err(|e| fail(OverrideErrorKind::BadPath(e)))?;
     let value = value.trim();
-    span::parse_value(value).map_err(|error| fail(OverrideErrorKind::BadValue { value: value.to_owned(), error }))?;
+    span::parse_value(value).map_err(|error| {
+        fail(OverrideErrorKind::BadValue {
+            value: value.to_owned(),
+            error,
+        })
+    })?;
     let document = span::parse_document(source).map_err(|error| {
         let (line, column) = span::line_col(source, error.offset());
         fail(OverrideErrorKind::Scenario { line, column, error })
@@ -67,7 +89,9 @@ pub fn apply_override(source: &str, assignment: &str) -> Result<String, Override
     let edits = match span::locate(&document.root, &path) {
         Ok(node) => vec![(node.span.start..node.span.end, value.to_owned())],
         Err(PathError::MissingField { segment, ref field, .. }) if segment + 1 == path.segments.len() => {
-            let parent_path = FieldPath { segments: path.segments[..segment].to_vec() };
+            let parent_path = FieldPath {
+                segments: path.segments[..segment].to_vec(),
+            };
             let parent = span::locate(&document.root, &parent_path).map_err(|error| fail(not_found(error)))?;
             insertion(source, parent.unwrap_newtypes(), field, value)
         }
@@ -83,7 +107,9 @@ pub fn apply_override(source: &str, assignment: &str) -> Result<String, Override
 
 /// Applies assignments in order; a later one sees the text the earlier ones produced.
 pub fn apply_overrides(source: &str, assignments: &[String]) -> Result<String, OverrideError> {
-    assignments.iter().try_fold(source.to_owned(), |text, assignment| apply_override(&text, assignment))
+    assignments
+        .iter()
+        .try_fold(source.to_owned(), |text, assignment| apply_override(&text, assignment))
 }
 
 fn not_found(error: PathError) -> OverrideErrorKind {
@@ -100,7 +126,11 @@ pub(crate) fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = 
         .into_iter()
         .filter(|c| *c != name)
         .map(|c| {
-            let distance = if c.eq_ignore_ascii_case(name) { 0 } else { edit_distance(c, name) };
+            let distance = if c.eq_ignore_ascii_case(name) {
+                0
+            } else {
+                edit_distance(c, name)
+            };
             (distance, c)
         })
         .filter(|(d, _)| *d <= 2)
@@ -127,7 +157,13 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// Edits that add `field: value` to `node` (a struct): on its own line before the `)` when the
 /// struct is laid out one field per line, otherwise after the last field.
 fn insertion(source: &str, node: &Node, field: &str, value: &str) -> Vec<(std::ops::Range<usize>, String)> {
-    let NodeKind::Struct { fields, close, trailing_comma, .. } = &node.kind else {
+    let NodeKind::Struct {
+        fields,
+        close,
+        trailing_comma,
+        ..
+    } = &node.kind
+    else {
         return Vec::new();
     };
     let entry = format!("{field}: {value}");
@@ -144,7 +180,10 @@ fn insertion(source: &str, node: &Node, field: &str, value: &str) -> Vec<(std::o
             edits.push((after_last..after_last, ",".to_owned()));
         }
         let last_line_start = source[..last.name_span.start].rfind('\n').map_or(0, |i| i + 1);
-        let indent: String = source[last_line_start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+        let indent: String = source[last_line_start..]
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
         edits.push((close_line_start..close_line_start, format!("{indent}{entry},\n")));
     } else if let Some(comma) = trailing_comma {
         edits.push((comma + 1..comma + 1, format!(" {entry},")));
@@ -186,13 +225,23 @@ mod tests {
     fn inserts_missing_fields() {
         assert_eq!(set("(a: 1, s: ())", "s.x=2"), "(a: 1, s: (x: 2))");
         assert_eq!(set("(nic: RoceNic(()))", "nic.Mtu=4096"), "(nic: RoceNic((Mtu: 4096)))");
-        assert_eq!(set("(nic: RoceNic((a: 1)))", "nic.Mtu=4096"), "(nic: RoceNic((a: 1, Mtu: 4096)))");
-        assert_eq!(set("(nic: RoceNic((a: 1,)))", "nic.Mtu=4096"), "(nic: RoceNic((a: 1, Mtu: 4096,)))");
+        assert_eq!(
+            set("(nic: RoceNic((a: 1)))", "nic.Mtu=4096"),
+            "(nic: RoceNic((a: 1, Mtu: 4096)))"
+        );
+        assert_eq!(
+            set("(nic: RoceNic((a: 1,)))", "nic.Mtu=4096"),
+            "(nic: RoceNic((a: 1, Mtu: 4096,)))"
+        );
         assert_eq!(set("(a: 1 /* c */ )", "b=2"), "(a: 1, b: 2 /* c */ )");
         assert_eq!(set("()", "b=[1, 2]"), "(b: [1, 2])");
+        assert_eq!(set("(nic: RoceNic())", "nic.Mtu=1"), "(nic: RoceNic(Mtu: 1))");
         assert_eq!(set("(\n    a: 1\n)", "b=2"), "(\n    a: 1,\n    b: 2,\n)");
         let out = set(SAMPLE, "seed=5");
-        assert!(out.ends_with("ScalaRdma((prScalaRdmaInitiator: 0.5, NumConnections: 1))],\n    seed: 5,\n)\n"), "{out}");
+        assert!(
+            out.ends_with("ScalaRdma((prScalaRdmaInitiator: 0.5, NumConnections: 1))],\n    seed: 5,\n)\n"),
+            "{out}"
+        );
         let out = set(SAMPLE, "applications[0].MaxPendingWQEs=8");
         assert!(out.contains("NumConnections: 1, MaxPendingWQEs: 8))]"), "{out}");
     }
@@ -200,7 +249,10 @@ mod tests {
     #[test]
     fn applies_in_order() {
         let sets = ["topology=Star(hosts: 10)".to_owned(), "topology.hosts=3".to_owned()];
-        assert_eq!(apply_overrides("(topology: Ring)", &sets).unwrap(), "(topology: Star(hosts: 3))");
+        assert_eq!(
+            apply_overrides("(topology: Ring)", &sets).unwrap(),
+            "(topology: Star(hosts: 3))"
+        );
     }
 
     #[test]
@@ -219,7 +271,10 @@ mod tests {
             error(SAMPLE, "applications[2].NumConnections=4"),
             "--set applications[2].NumConnections=4: index 2 is out of range: `applications` has 1 item"
         );
-        assert_eq!(error(SAMPLE, "name.first=1"), "--set name.first=1: `name` is a string, which has no field `first`");
+        assert_eq!(
+            error(SAMPLE, "name.first=1"),
+            "--set name.first=1: `name` is a string, which has no field `first`"
+        );
         assert_eq!(
             error(SAMPLE, "simulation.RunTime"),
             "--set simulation.RunTime: expected PATH=VALUE, e.g. `simulation.RunTime=0.01`"
@@ -244,7 +299,10 @@ mod tests {
 
     #[test]
     fn suggestions() {
-        assert_eq!(did_you_mean("RunTme", ["RunTime", "RandomSeed"]), Some("RunTime".to_owned()));
+        assert_eq!(
+            did_you_mean("RunTme", ["RunTime", "RandomSeed"]),
+            Some("RunTime".to_owned())
+        );
         assert_eq!(did_you_mean("runtime", ["RunTime"]), Some("RunTime".to_owned()));
         assert_eq!(did_you_mean("Bogus", ["RunTime"]), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);

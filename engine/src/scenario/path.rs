@@ -20,7 +20,11 @@ pub enum PathSegment {
 impl FieldPath {
     /// Parses `a.b[2].c`: fields are identifiers, indexes are decimal.
     pub fn parse(text: &str) -> Result<FieldPath, PathError> {
-        let bad = |offset: usize, reason: &'static str| PathError::Syntax { path: text.to_owned(), offset, reason };
+        let bad = |offset: usize, reason: &'static str| PathError::Syntax {
+            path: text.to_owned(),
+            offset,
+            reason,
+        };
         let bytes = text.as_bytes();
         let mut segments = Vec::new();
         let mut i = 0;
@@ -30,7 +34,9 @@ impl FieldPath {
                 if digits == 0 || bytes.get(i + 1 + digits) != Some(&b']') {
                     return Err(bad(i, "expected `[` INDEX `]` with a decimal index"));
                 }
-                let index = text[i + 1..i + 1 + digits].parse().map_err(|_| bad(i + 1, "index too large"))?;
+                let index = text[i + 1..i + 1 + digits]
+                    .parse()
+                    .map_err(|_| bad(i + 1, "index too large"))?;
                 segments.push(PathSegment::Index(index));
                 i += digits + 2;
                 continue;
@@ -41,7 +47,9 @@ impl FieldPath {
                 }
                 i += 1;
             }
-            let len = text[i..].find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(text.len() - i);
+            let len = text[i..]
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(text.len() - i);
             if len == 0 || text[i..].starts_with(|c: char| c.is_ascii_digit()) {
                 return Err(bad(i, "expected a field name"));
             }
@@ -56,7 +64,10 @@ impl FieldPath {
 
     /// The path made of the first `n` segments, as text (`""` for the top level).
     pub fn prefix(&self, n: usize) -> String {
-        FieldPath { segments: self.segments[..n.min(self.segments.len())].to_vec() }.to_string()
+        FieldPath {
+            segments: self.segments[..n.min(self.segments.len())].to_vec(),
+        }
+        .to_string()
     }
 }
 
@@ -77,21 +88,48 @@ impl fmt::Display for FieldPath {
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
 pub enum PathError {
     #[error("bad path `{path}` at byte {offset}: {reason}")]
-    Syntax { path: String, offset: usize, reason: &'static str },
+    Syntax {
+        path: String,
+        offset: usize,
+        reason: &'static str,
+    },
     #[error("the scenario does not scan: {0}")]
     Scan(ScanError),
     #[error("{} has no field `{field}` (fields there: {})", place(.parent), list(.available))]
-    MissingField { parent: String, field: String, available: Vec<String>, segment: usize },
+    MissingField {
+        parent: String,
+        field: String,
+        available: Vec<String>,
+        segment: usize,
+    },
     #[error("index {index} is out of range: `{list}` has {len} item{}", plural(.len))]
-    IndexOutOfRange { list: String, index: usize, len: usize, segment: usize },
+    IndexOutOfRange {
+        list: String,
+        index: usize,
+        len: usize,
+        segment: usize,
+    },
     #[error("{} is {found}, which has no field `{field}`", place(.path))]
-    NotAStruct { path: String, found: &'static str, field: String, segment: usize },
+    NotAStruct {
+        path: String,
+        found: &'static str,
+        field: String,
+        segment: usize,
+    },
     #[error("{} is {found}, which cannot be indexed", place(.path))]
-    NotAList { path: String, found: &'static str, segment: usize },
+    NotAList {
+        path: String,
+        found: &'static str,
+        segment: usize,
+    },
 }
 
 fn place(path: &str) -> String {
-    if path.is_empty() { "the top-level struct".to_owned() } else { format!("`{path}`") }
+    if path.is_empty() {
+        "the top-level struct".to_owned()
+    } else {
+        format!("`{path}`")
+    }
 }
 
 fn plural(n: &usize) -> &'static str {
@@ -99,7 +137,11 @@ fn plural(n: &usize) -> &'static str {
 }
 
 fn list(names: &[String]) -> String {
-    if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
 }
 
 /// Finds the value `path` names under `root` (the top-level struct).
@@ -113,12 +155,22 @@ pub fn locate<'n>(root: &'n Node, path: &FieldPath) -> Result<&'n Node, PathErro
                     None => {
                         let available = fields.iter().map(|f| f.name.clone()).collect();
                         let (parent, field) = (path.prefix(i), field.clone());
-                        return Err(PathError::MissingField { parent, field, available, segment: i });
+                        return Err(PathError::MissingField {
+                            parent,
+                            field,
+                            available,
+                            segment: i,
+                        });
                     }
                 },
                 _ => {
                     let found = node.unwrap_newtypes().describe();
-                    return Err(PathError::NotAStruct { path: path.prefix(i), found, field: field.clone(), segment: i });
+                    return Err(PathError::NotAStruct {
+                        path: path.prefix(i),
+                        found,
+                        field: field.clone(),
+                        segment: i,
+                    });
                 }
             },
             PathSegment::Index(index) => {
@@ -144,7 +196,9 @@ fn indexable(mut node: &Node) -> Option<&[Node]> {
     loop {
         match &node.kind {
             NodeKind::List(items) => return Some(items),
-            NodeKind::Tuple { items, .. } if items.len() == 1 && matches!(items[0].kind, NodeKind::List(_) | NodeKind::Tuple { .. }) => {
+            NodeKind::Tuple { items, .. }
+                if items.len() == 1 && matches!(items[0].kind, NodeKind::List(_) | NodeKind::Tuple { .. }) =>
+            {
                 node = &items[0];
             }
             NodeKind::Tuple { items, .. } => return Some(items),
@@ -173,7 +227,10 @@ mod tests {
     fn finds_values_through_newtype_variants_and_lists() {
         assert_eq!(at(SAMPLE, "name"), r#""default""#);
         assert_eq!(at(SAMPLE, "simulation.RunTime"), "0.5");
-        assert_eq!(at(SAMPLE, "topology"), "LeafSpine(leaves: 4, spines: 4, hosts_per_leaf: 4)");
+        assert_eq!(
+            at(SAMPLE, "topology"),
+            "LeafSpine(leaves: 4, spines: 4, hosts_per_leaf: 4)"
+        );
         assert_eq!(at(SAMPLE, "topology.hosts_per_leaf"), "4");
         assert_eq!(at(SAMPLE, "nic.PortRate"), r#""400Gbps""#);
         assert_eq!(at(SAMPLE, "applications[0].NumConnections"), "1");
@@ -186,11 +243,24 @@ mod tests {
 
     #[test]
     fn path_errors_say_what_is_there() {
-        let err = |p: &str| value_span(SAMPLE, &FieldPath::parse(p).unwrap()).unwrap_err().to_string();
-        assert_eq!(err("simulaton.RunTime"), "the top-level struct has no field `simulaton` (fields there: name, simulation, topology, nic, switch, applications)");
-        assert_eq!(err("applications[3]"), "index 3 is out of range: `applications` has 1 item");
+        let err = |p: &str| {
+            value_span(SAMPLE, &FieldPath::parse(p).unwrap())
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err("simulaton.RunTime"),
+            "the top-level struct has no field `simulaton` (fields there: name, simulation, topology, nic, switch, applications)"
+        );
+        assert_eq!(
+            err("applications[3]"),
+            "index 3 is out of range: `applications` has 1 item"
+        );
         assert_eq!(err("name.x"), "`name` is a string, which has no field `x`");
-        assert_eq!(err("simulation[0]"), "`simulation` is a struct, which cannot be indexed");
+        assert_eq!(
+            err("simulation[0]"),
+            "`simulation` is a struct, which cannot be indexed"
+        );
     }
 
     #[test]

@@ -7,11 +7,10 @@
 //! Path lookup treats a one-item tuple such as a newtype variant (`RoceNic((PortRate: ..))`,
 //! `Some(..)`) as transparent, so `nic.PortRate` reaches the struct inside it.
 
+pub(crate) use super::lex::floor_char_boundary;
+use super::lex::{MAX_DEPTH, Scanner};
+pub use super::lex::{ScanError, line_col, offset_of};
 pub use super::path::{FieldPath, PathError, PathSegment, locate, value_span};
-use thiserror::Error;
-
-/// Nesting deeper than this is refused, so hostile input cannot overflow the stack.
-const MAX_DEPTH: usize = 128;
 
 /// A byte range `start..end` in the source text.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -37,9 +36,17 @@ pub struct Node {
 pub enum NodeKind {
     /// `(a: 1)`, `Name(a: 1)` or `()`. `close` is the offset of `)`; `trailing_comma` the offset of
     /// a comma after the last field, if any.
-    Struct { name: Option<String>, fields: Vec<Field>, close: usize, trailing_comma: Option<usize> },
+    Struct {
+        name: Option<String>,
+        fields: Vec<Field>,
+        close: usize,
+        trailing_comma: Option<usize>,
+    },
     /// `(1, 2)` or `Name(x)`: positional items, which includes newtype variants and `Some(..)`.
-    Tuple { name: Option<String>, items: Vec<Node> },
+    Tuple {
+        name: Option<String>,
+        items: Vec<Node>,
+    },
     List(Vec<Node>),
     Map(Vec<(Node, Node)>),
     /// A string or byte string, plain or raw.
@@ -93,36 +100,13 @@ impl Node {
     }
 }
 
-/// Why the text does not scan; `offset` is the byte where the scanner gave up.
-#[derive(Clone, PartialEq, Eq, Debug, Error)]
-pub enum ScanError {
-    #[error("unterminated {what}")]
-    Unterminated { what: &'static str, offset: usize },
-    #[error("`{open}` is never closed")]
-    Unclosed { open: char, offset: usize },
-    #[error("expected {expected}, found `{found}`")]
-    Unexpected { expected: &'static str, found: char, offset: usize },
-    #[error("expected {expected}, found the end of the text")]
-    UnexpectedEnd { expected: &'static str, offset: usize },
-    #[error("nested more than {MAX_DEPTH} levels deep")]
-    TooDeep { offset: usize },
-}
-
-impl ScanError {
-    pub fn offset(&self) -> usize {
-        match *self {
-            ScanError::Unterminated { offset, .. }
-            | ScanError::Unclosed { offset, .. }
-            | ScanError::Unexpected { offset, .. }
-            | ScanError::UnexpectedEnd { offset, .. }
-            | ScanError::TooDeep { offset } => offset,
-        }
-    }
-}
-
 /// Scans a scenario: optional `#![enable(..)]` attributes, then exactly one value.
 pub fn parse_document(source: &str) -> Result<Document, ScanError> {
-    let mut s = Scanner { src: source, pos: 0, depth: 0 };
+    let mut s = Scanner {
+        src: source,
+        pos: 0,
+        depth: 0,
+    };
     let mut attributes = Vec::new();
     s.skip_trivia()?;
     while s.peek() == Some(b'#') {
@@ -143,117 +127,26 @@ pub fn parse_document(source: &str) -> Result<Document, ScanError> {
 
 /// Scans text that must be exactly one value (comments and whitespace around it allowed).
 pub fn parse_value(text: &str) -> Result<Node, ScanError> {
-    let mut s = Scanner { src: text, pos: 0, depth: 0 };
+    let mut s = Scanner {
+        src: text,
+        pos: 0,
+        depth: 0,
+    };
     let node = s.value()?;
     s.finish()?;
     Ok(node)
 }
 
-/// 1-based line and column (in chars, as ron counts them) of a byte offset.
-pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
-    let offset = floor_char_boundary(source, offset);
-    let before = &source[..offset];
-    let line = 1 + before.matches('\n').count();
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, 1 + before[line_start..].chars().count())
-}
-
-/// The byte offset of a 1-based line and char column; past the end clamps to the line or text end.
-pub fn offset_of(source: &str, line: usize, column: usize) -> usize {
-    let mut start = 0;
-    for _ in 1..line.max(1) {
-        match source[start..].find('\n') {
-            Some(i) => start += i + 1,
-            None => return source.len(),
-        }
-    }
-    let rest = &source[start..];
-    let line_len = rest.find('\n').unwrap_or(rest.len());
-    let within = rest[..line_len].char_indices().nth(column.saturating_sub(1)).map_or(line_len, |(i, _)| i);
-    start + within
-}
-
-pub(crate) fn floor_char_boundary(s: &str, mut offset: usize) -> usize {
-    offset = offset.min(s.len());
-    while !s.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    offset
-}
-
-struct Scanner<'a> {
-    src: &'a str,
-    pos: usize,
-    depth: usize,
-}
-
 impl Scanner<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.src.as_bytes().get(self.pos).copied()
-    }
-    fn peek_at(&self, ahead: usize) -> Option<u8> {
-        self.src.as_bytes().get(self.pos + ahead).copied()
-    }
-    fn peek_char(&self) -> Option<char> {
-        self.src[self.pos..].chars().next()
-    }
-
-    fn unexpected(&self, expected: &'static str) -> ScanError {
-        match self.peek_char() {
-            Some(found) => ScanError::Unexpected { expected, found, offset: self.pos },
-            None => ScanError::UnexpectedEnd { expected, offset: self.pos },
-        }
-    }
-
-    fn expect(&mut self, byte: u8, expected: &'static str) -> Result<(), ScanError> {
-        if self.peek() == Some(byte) {
-            self.pos += 1;
-            Ok(())
-        } else {
-            Err(self.unexpected(expected))
-        }
-    }
-
-    fn finish(&mut self) -> Result<(), ScanError> {
-        self.skip_trivia()?;
-        match self.peek() {
-            None => Ok(()),
-            Some(_) => Err(self.unexpected("the end of the text after the value")),
-        }
-    }
-
-    /// Skips whitespace, `//` line comments and nested `/* */` block comments.
-    fn skip_trivia(&mut self) -> Result<(), ScanError> {
-        loop {
-            match (self.peek(), self.peek_at(1)) {
-                (Some(b'/'), Some(b'/')) => {
-                    self.pos = self.src[self.pos..].find('\n').map_or(self.src.len(), |i| self.pos + i);
-                }
-                (Some(b'/'), Some(b'*')) => {
-                    let start = self.pos;
-                    self.pos += 2;
-                    let mut depth = 1;
-                    while depth > 0 {
-                        match (self.peek(), self.peek_at(1)) {
-                            (None, _) => return Err(ScanError::Unterminated { what: "block comment", offset: start }),
-                            (Some(b'/'), Some(b'*')) => (depth, self.pos) = (depth + 1, self.pos + 2),
-                            (Some(b'*'), Some(b'/')) => (depth, self.pos) = (depth - 1, self.pos + 2),
-                            _ => self.pos += 1,
-                        }
-                    }
-                }
-                _ => match self.peek_char() {
-                    Some(c) if c.is_whitespace() => self.pos += c.len_utf8(),
-                    _ => return Ok(()),
-                },
-            }
-        }
-    }
-
     fn value(&mut self) -> Result<Node, ScanError> {
         self.skip_trivia()?;
         let start = self.pos;
-        let leaf = |s: &Self, kind| Ok(Node { span: Span { start, end: s.pos }, kind });
+        let leaf = |s: &Self, kind| {
+            Ok(Node {
+                span: Span { start, end: s.pos },
+                kind,
+            })
+        };
         let Some(c) = self.peek_char() else {
             return Err(self.unexpected("a value"));
         };
@@ -271,7 +164,10 @@ impl Scanner<'_> {
             }
             'b' if matches!(self.peek_at(1), Some(b'"' | b'\'')) || self.raw_string_ahead(1) => {
                 self.pos += 1;
-                self.value().map(|n| Node { span: Span { start, end: n.span.end }, kind: n.kind })
+                self.value().map(|n| Node {
+                    span: Span { start, end: n.span.end },
+                    kind: n.kind,
+                })
             }
             'r' if self.raw_string_ahead(0) => {
                 self.raw_string()?;
@@ -296,96 +192,6 @@ impl Scanner<'_> {
         }
     }
 
-    /// Whether `r"`, `r#"`, `r##"`... starts `ahead` bytes from here (and not a raw ident `r#x`).
-    fn raw_string_ahead(&self, ahead: usize) -> bool {
-        if self.peek_at(ahead) != Some(b'r') {
-            return false;
-        }
-        let hashes = self.src.as_bytes()[(self.pos + ahead + 1).min(self.src.len())..].iter().take_while(|&&b| b == b'#').count();
-        self.peek_at(ahead + 1 + hashes) == Some(b'"')
-    }
-
-    /// An identifier, or a raw identifier `r#name`; returns its text.
-    fn ident(&mut self) -> &str {
-        let start = self.pos;
-        let raw = self.peek() == Some(b'r') && self.peek_at(1) == Some(b'#');
-        if raw {
-            self.pos += 2;
-        }
-        let ok = |c: char| c.is_alphanumeric() || c == '_' || (raw && matches!(c, '.' | '+' | '-'));
-        while let Some(c) = self.peek_char().filter(|&c| ok(c)) {
-            self.pos += c.len_utf8();
-        }
-        let text = &self.src[start..self.pos];
-        text.strip_prefix("r#").unwrap_or(text)
-    }
-
-    fn number(&mut self) {
-        let start = self.pos;
-        if matches!(self.peek(), Some(b'-' | b'+')) {
-            self.pos += 1;
-        }
-        let hex = self.src[self.pos..].starts_with("0x");
-        while let Some(b) = self.peek() {
-            let exponent_sign = matches!(b, b'+' | b'-')
-                && !hex
-                && self.pos > start
-                && matches!(self.src.as_bytes()[self.pos - 1], b'e' | b'E');
-            if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || exponent_sign {
-                self.pos += 1;
-            } else {
-                break;
-            }
-        }
-    }
-
-    fn string(&mut self) -> Result<(), ScanError> {
-        let start = self.pos;
-        self.pos += 1;
-        loop {
-            match self.peek() {
-                None => return Err(ScanError::Unterminated { what: "string", offset: start }),
-                Some(b'\\') => self.pos = (self.pos + 2).min(self.src.len()),
-                Some(b'"') => break,
-                Some(_) => self.pos += 1,
-            }
-        }
-        self.pos += 1;
-        self.pos = floor_char_boundary(self.src, self.pos);
-        Ok(())
-    }
-
-    fn raw_string(&mut self) -> Result<(), ScanError> {
-        let start = self.pos;
-        self.pos += 1;
-        let hashes = self.src[self.pos..].bytes().take_while(|&b| b == b'#').count();
-        self.pos += hashes + 1;
-        let closing = format!("\"{}", "#".repeat(hashes));
-        match self.src[self.pos..].find(&closing) {
-            Some(i) => {
-                self.pos += i + closing.len();
-                Ok(())
-            }
-            None => Err(ScanError::Unterminated { what: "raw string", offset: start }),
-        }
-    }
-
-    fn char_literal(&mut self) -> Result<(), ScanError> {
-        let start = self.pos;
-        self.pos += 1;
-        loop {
-            match self.peek() {
-                None | Some(b'\n') => return Err(ScanError::Unterminated { what: "char literal", offset: start }),
-                Some(b'\\') => self.pos += 2,
-                Some(b'\'') => break,
-                Some(_) => self.pos += 1,
-            }
-        }
-        self.pos += 1;
-        self.pos = floor_char_boundary(self.src, self.pos);
-        Ok(())
-    }
-
     fn enter(&mut self) -> Result<(), ScanError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
@@ -395,7 +201,12 @@ impl Scanner<'_> {
     }
 
     /// After an item inside brackets: a comma (returns its offset) or the closing bracket (None).
-    fn separator(&mut self, open: (char, usize), close: u8, expected: &'static str) -> Result<Option<usize>, ScanError> {
+    fn separator(
+        &mut self,
+        open: (char, usize),
+        close: u8,
+        expected: &'static str,
+    ) -> Result<Option<usize>, ScanError> {
         self.skip_trivia()?;
         match self.peek() {
             Some(b',') => {
@@ -403,7 +214,10 @@ impl Scanner<'_> {
                 Ok(Some(self.pos - 1))
             }
             Some(b) if b == close => Ok(None),
-            None => Err(ScanError::Unclosed { open: open.0, offset: open.1 }),
+            None => Err(ScanError::Unclosed {
+                open: open.0,
+                offset: open.1,
+            }),
             Some(_) => Err(self.unexpected(expected)),
         }
     }
@@ -434,7 +248,12 @@ impl Scanner<'_> {
             self.skip_trivia()?;
             match self.peek() {
                 Some(b')') => break,
-                None => return Err(ScanError::Unclosed { open: open.0, offset: open.1 }),
+                None => {
+                    return Err(ScanError::Unclosed {
+                        open: open.0,
+                        offset: open.1,
+                    });
+                }
                 _ => {}
             }
             if named {
@@ -443,11 +262,18 @@ impl Scanner<'_> {
                     return Err(self.unexpected("a field name"));
                 }
                 let field_name = self.ident().to_owned();
-                let name_span = Span { start: name_start, end: self.pos };
+                let name_span = Span {
+                    start: name_start,
+                    end: self.pos,
+                };
                 self.skip_trivia()?;
                 self.expect(b':', "`:` after the field name")?;
                 let value = self.value()?;
-                fields.push(Field { name: field_name, name_span, value });
+                fields.push(Field {
+                    name: field_name,
+                    name_span,
+                    value,
+                });
             } else {
                 items.push(self.value()?);
             }
@@ -458,7 +284,12 @@ impl Scanner<'_> {
         self.depth -= 1;
         let span = Span { start, end: self.pos };
         let kind = if named {
-            NodeKind::Struct { name, fields, close, trailing_comma }
+            NodeKind::Struct {
+                name,
+                fields,
+                close,
+                trailing_comma,
+            }
         } else {
             NodeKind::Tuple { name, items }
         };
@@ -474,14 +305,22 @@ impl Scanner<'_> {
             self.skip_trivia()?;
             match self.peek() {
                 Some(b']') => break,
-                None => return Err(ScanError::Unclosed { open: open.0, offset: open.1 }),
+                None => {
+                    return Err(ScanError::Unclosed {
+                        open: open.0,
+                        offset: open.1,
+                    });
+                }
                 _ => items.push(self.value()?),
             }
             self.separator(open, b']', "`,` or `]`")?;
         }
         self.pos += 1;
         self.depth -= 1;
-        Ok(Node { span: Span { start, end: self.pos }, kind: NodeKind::List(items) })
+        Ok(Node {
+            span: Span { start, end: self.pos },
+            kind: NodeKind::List(items),
+        })
     }
 
     fn map(&mut self, start: usize) -> Result<Node, ScanError> {
@@ -493,7 +332,12 @@ impl Scanner<'_> {
             self.skip_trivia()?;
             match self.peek() {
                 Some(b'}') => break,
-                None => return Err(ScanError::Unclosed { open: open.0, offset: open.1 }),
+                None => {
+                    return Err(ScanError::Unclosed {
+                        open: open.0,
+                        offset: open.1,
+                    });
+                }
                 _ => {}
             }
             let key = self.value()?;
@@ -504,7 +348,10 @@ impl Scanner<'_> {
         }
         self.pos += 1;
         self.depth -= 1;
-        Ok(Node { span: Span { start, end: self.pos }, kind: NodeKind::Map(entries) })
+        Ok(Node {
+            span: Span { start, end: self.pos },
+            kind: NodeKind::Map(entries),
+        })
     }
 }
 
@@ -515,12 +362,14 @@ mod tests {
     use crate::scenario::SAMPLE;
 
     fn at<'s>(source: &'s str, path: &str) -> &'s str {
-        value_span(source, &FieldPath::parse(path).unwrap()).unwrap().text(source)
+        value_span(source, &FieldPath::parse(path).unwrap())
+            .unwrap()
+            .text(source)
     }
 
     #[test]
     fn comments_strings_and_chars_hide_their_brackets() {
-        let text = r#"(
+        let text = r##"(
             /* a ( comment /* nested ) */ still ] comment */
             a: "paren ( and \" quote ]", // trailing ) comment
             b: r#"raw " ) string"#,
@@ -531,7 +380,7 @@ mod tests {
             g: [1e-3, -0x1F, 1_000, -inf],
             h: {"k": (x: 1), 2: [3]},
             r#type: Unit,
-        )"#;
+        )"##;
         assert_eq!(at(text, "a"), r#""paren ( and \" quote ]""#);
         assert_eq!(at(text, "b"), r##"r#"raw " ) string"#"##);
         assert_eq!(at(text, "c"), r#"r"(""#);
@@ -543,39 +392,68 @@ mod tests {
         assert_eq!(at(text, "g[3]"), "-inf");
         assert_eq!(at(text, "type"), "Unit");
         let root = parse_document(text).unwrap().root;
-        let NodeKind::Struct { fields, trailing_comma, .. } = &root.kind else { panic!("not a struct") };
+        let NodeKind::Struct {
+            fields, trailing_comma, ..
+        } = &root.kind
+        else {
+            panic!("not a struct")
+        };
         assert_eq!(fields.len(), 9);
         assert!(trailing_comma.is_some());
     }
 
     #[test]
     fn structural_errors_carry_offsets() {
-        assert_eq!(parse_document("(a: 1"), Err(ScanError::Unclosed { open: '(', offset: 0 }));
+        assert_eq!(
+            parse_document("(a: 1"),
+            Err(ScanError::Unclosed { open: '(', offset: 0 })
+        );
         assert_eq!(
             parse_document("(a: [1, 2)"),
-            Err(ScanError::Unexpected { expected: "`,` or `]`", found: ')', offset: 9 })
+            Err(ScanError::Unexpected {
+                expected: "`,` or `]`",
+                found: ')',
+                offset: 9
+            })
         );
-        assert_eq!(parse_document("(a: \"x)"), Err(ScanError::Unterminated { what: "string", offset: 4 }));
-        assert_eq!(parse_document("(a: r#\"x\")"), Err(ScanError::Unterminated { what: "raw string", offset: 4 }));
-        assert_eq!(parse_document("(a: 1) /* x"), Err(ScanError::Unterminated { what: "block comment", offset: 7 }));
+        assert_eq!(
+            parse_document("(a: \"x)"),
+            Err(ScanError::Unterminated {
+                what: "string",
+                offset: 4
+            })
+        );
+        assert_eq!(
+            parse_document("(a: r#\"x\")"),
+            Err(ScanError::Unterminated {
+                what: "raw string",
+                offset: 4
+            })
+        );
+        assert_eq!(
+            parse_document("(a: 1) /* x"),
+            Err(ScanError::Unterminated {
+                what: "block comment",
+                offset: 7
+            })
+        );
         assert_eq!(
             parse_document("(a: 1))"),
-            Err(ScanError::Unexpected { expected: "the end of the text after the value", found: ')', offset: 6 })
+            Err(ScanError::Unexpected {
+                expected: "the end of the text after the value",
+                found: ')',
+                offset: 6
+            })
         );
-        assert_eq!(parse_document("  "), Err(ScanError::UnexpectedEnd { expected: "a value", offset: 2 }));
+        assert_eq!(
+            parse_document("  "),
+            Err(ScanError::UnexpectedEnd {
+                expected: "a value",
+                offset: 2
+            })
+        );
         let deep = "[".repeat(10_000);
         assert_eq!(parse_document(&deep), Err(ScanError::TooDeep { offset: MAX_DEPTH }));
-    }
-
-    #[test]
-    fn line_and_column_round_trip() {
-        let text = "ab\nc\u{e9}d\n";
-        assert_eq!(line_col(text, 0), (1, 1));
-        assert_eq!(line_col(text, 3), (2, 1));
-        assert_eq!(line_col(text, 6), (2, 3)); // after the two-byte é
-        assert_eq!(offset_of(text, 2, 3), 6);
-        assert_eq!(offset_of(text, 9, 1), text.len());
-        assert_eq!(line_col(text, 5), (2, 2)); // mid-char rounds down
     }
 
     #[test]
@@ -585,7 +463,22 @@ mod tests {
             let _ = parse_document(prefix);
             let _ = value_span(prefix, &FieldPath::parse("applications[0].NumConnections").unwrap());
         }
-        for text in ["'", "'\\", "\"\\", "b", "r#", "r#\"", "#", "#![", "(a:", "{1:", "-", "'é", "\"é\\é\"", "/*/"] {
+        for text in [
+            "'",
+            "'\\",
+            "\"\\",
+            "b",
+            "r#",
+            "r#\"",
+            "#",
+            "#![",
+            "(a:",
+            "{1:",
+            "-",
+            "'é",
+            "\"é\\é\"",
+            "/*/",
+        ] {
             let _ = parse_document(text);
         }
     }

@@ -1,1 +1,103 @@
-//! rdmasim-ideal-nic
+//! The ideal NIC: the smallest NIC that keeps the NIC contract (`models::nic`), selected in RON
+//! as `nic: IdealNic((...))`. It is the reference a research fork starts from and the second
+//! NIC the contract test suite runs on.
+//!
+//! What it leaves out, on purpose: PCIe (a doorbell and a payload fetch take no time), buffer
+//! limits (it never sends PFC and never drops), congestion control (CE marks are counted only)
+//! and loss recovery (it needs lossless classes). What it keeps: real packets on the wire,
+//! segmentation into `Mss`-byte packets with RDMA WRITE opcodes, one WQE of a connection on the
+//! wire at a time, queue pairs served round-robin per packet, obedience to the switch's PFC,
+//! connection setup in three messages, and one ACK per WQE.
+//!
+//! Add it after the contract and the fabric, and before the application:
+//!
+//! ```
+//! use engine::prelude::*;
+//! use ideal_nic::{IdealNicConfig, IdealNicPlugin};
+//! use models::nic::{NicContractPlugin, NicPools};
+//!
+//! let config: IdealNicConfig = ron::from_str(r#"(Mss: "1KiB")"#).unwrap();
+//! config.validate().unwrap();
+//! let mut app = App::new();
+//! app.add_plugins(NicContractPlugin);
+//! app.add_plugins(IdealNicPlugin { config });
+//! // Unbounded buffers: every class may carry data.
+//! assert_eq!(app.world.resource::<NicPools>().egress, [true; 8]);
+//! ```
+
+pub mod config;
+mod logic;
+mod model;
+pub mod state;
+
+pub use config::{IdealNicConfig, IdealNicConfigError};
+pub use logic::{IdealNicIndex, IdealNicKinds, IdealReceiver, spawn_nics};
+pub use state::{IdealNic, NicCounters};
+
+use bevy_ecs::prelude::*;
+use bevy_ecs::schedule::IntoScheduleConfigs;
+use engine::prelude::*;
+use logic::{NicHandler, Op};
+use models::nic::{NicContract, NicPools};
+use models::sets::BuildSet;
+
+/// The ideal NIC's systems (its `Build` system, `spawn_nics`), for others to order against.
+#[derive(SystemSet, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct IdealNicSystems;
+
+/// `nic: IdealNic((...))`. Needs `NicContractPlugin` added before it, and a fabric plugin whose
+/// `Build` system inserts `Fabric` in `BuildSet::Fabric`.
+#[derive(Clone, Debug, Default)]
+pub struct IdealNicPlugin {
+    pub config: IdealNicConfig,
+}
+
+impl IdealNicPlugin {
+    /// Unbounded buffers: every class has a transmit and a receive pool.
+    pub const POOLS: NicPools = NicPools {
+        egress: [true; 8],
+        ingress: [true; 8],
+    };
+}
+
+impl Plugin for IdealNicPlugin {
+    fn build(&self, app: &mut App) {
+        let contract = *app
+            .world
+            .get_resource::<NicContract>()
+            .expect("IdealNicPlugin needs NicContractPlugin added before it");
+        app.insert_resource(self.config.clone());
+        app.insert_resource(Self::POOLS);
+        app.insert_resource(IdealNicIndex::default());
+        let tx = app.add_event_kind("ideal_nic.tx");
+        app.insert_resource(IdealNicKinds { tx });
+        app.set_handler(contract.listen, NicHandler::new(Op::Listen));
+        app.set_handler(contract.connect, NicHandler::new(Op::Connect));
+        app.set_handler(contract.post_wqe, NicHandler::new(Op::PostWqe));
+        app.set_handler(tx, NicHandler::new(Op::Tx));
+        app.add_systems(Build, spawn_nics.in_set(BuildSet::Nics).in_set(IdealNicSystems));
+    }
+}
+
+/// How a scenario selects it: `nic: IdealNic((...))` once the program registers the name
+/// (`models::registry::NICS.register::<IdealNicConfig>("IdealNic")`).
+impl models::registry::NicModel for IdealNicConfig {
+    fn validate(&self) -> Result<(), String> {
+        IdealNicConfig::validate(self).map_err(|e| e.to_string())
+    }
+    fn pools(&self) -> NicPools {
+        IdealNicPlugin::POOLS
+    }
+    fn add_to(&self, app: &mut App) {
+        app.add_plugins(IdealNicPlugin { config: self.clone() });
+    }
+}
+
+impl engine::registry::Choice<dyn models::registry::NicModel> for IdealNicConfig {
+    fn boxed(self) -> Box<dyn models::registry::NicModel> {
+        Box::new(self)
+    }
+}
+
+#[cfg(test)]
+mod tests;

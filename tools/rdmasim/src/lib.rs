@@ -1,1 +1,62 @@
-//! rdmasim library: scenario assembly and runs
+//! The `rdmasim` program's library: load and check a scenario, assemble the simulation, run it,
+//! summarize. The command line (`main.rs`) and the integration tests both go through `run`.
+//!
+//! ```no_run
+//! let loaded = rdmasim::scenario::load_path("scenarios/default.ron".as_ref(), &[]).unwrap();
+//! let setup = rdmasim::RunSetup {
+//!     output: engine::records::Output::Folder("out".into()),
+//!     name: None,
+//!     clock: engine::clock::WallClock::from_env(),
+//! };
+//! let outcome = rdmasim::run(&loaded, &setup, None).unwrap();
+//! println!("{}", outcome.summary);
+//! ```
+pub mod assemble;
+pub mod scenario;
+pub mod summary;
+
+pub use assemble::{RunSetup, build_app};
+use engine::prelude::*;
+use summary::Summary;
+
+/// What a run leaves: its summary and the world, for callers that inspect it (tests).
+pub struct Outcome {
+    pub summary: Summary,
+    pub app: App,
+    pub files: Vec<std::path::PathBuf>,
+}
+
+/// Runs a loaded scenario to its stop time. `progress` is told the simulated time and events
+/// after every beacon tick.
+pub fn run(
+    loaded: &scenario::Loaded,
+    setup: &RunSetup,
+    progress: Option<&mut dyn FnMut(SimTime, u64)>,
+) -> std::io::Result<Outcome> {
+    let mut app = build_app(loaded, setup)?;
+    let stats = app.run(RunOptions {
+        stop: loaded.timeline.stop,
+        beacon_interval: loaded.timeline.beacon_interval,
+        progress,
+    });
+    let name = setup.simulation_name(loaded).to_string();
+    let summary = summary::summarize(&mut app.world, &name, &stats);
+    let records = app.world.resource::<Records>();
+    if let Some(e) = records.error() {
+        return Err(std::io::Error::other(format!("writing the records failed: {e}")));
+    }
+    let mut files: Vec<std::path::PathBuf> = records.paths().into_iter().map(|p| p.to_path_buf()).collect();
+    if let engine::records::Output::Folder(dir) = &setup.output {
+        let names = files
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        let manifest = summary::manifest(loaded, &name, &summary, names);
+        let path = dir.join(format!("{name}-manifest-0.json"));
+        let json = serde_json::to_string_pretty(&manifest).map_err(std::io::Error::other)?;
+        std::fs::write(&path, json + "\n")?;
+        files.push(path);
+    }
+    Ok(Outcome { summary, app, files })
+}

@@ -1,1 +1,213 @@
-fn main() {}
+//! `rdmasim`: run, validate and plan RoCEv2 fabric scenarios. Exit codes: 0 success, 2 bad
+//! input (the message names the file, line, column and field), 1 internal failure.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use engine::clock::WallClock;
+use engine::records::Output;
+use rdmasim::RunSetup;
+use rdmasim::scenario::{Loaded, load_path};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "rdmasim",
+    version,
+    about = "A packet-level simulator of RDMA over Converged Ethernet (RoCEv2) fabrics"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Debug)]
+struct ScenarioArgs {
+    /// The scenario file (RON), e.g. scenarios/default.ron.
+    scenario: PathBuf,
+    /// Overrides one field before loading: a dotted PATH (with [i] for list items) and a RON
+    /// VALUE, e.g. `simulation.RunTime=0.01`, `applications[0].NumConnections=4`,
+    /// `topology=Star(hosts: 10)`. Repeat to set several, applied in order.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Runs a scenario and writes its records (rdma-perf, beacon, manifest) as CSV and JSON.
+    Run {
+        #[command(flatten)]
+        args: ScenarioArgs,
+        /// The folder for the output files; created if missing.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Names the output files instead of the scenario's `name`.
+        #[arg(long)]
+        name: Option<String>,
+        /// Prints the summary as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// No progress bar, even on a terminal.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Checks a scenario without running it.
+    Validate {
+        #[command(flatten)]
+        args: ScenarioArgs,
+    },
+    /// Prints the placement, pairing and connections a scenario gives.
+    Plan {
+        #[command(flatten)]
+        args: ScenarioArgs,
+        /// text: a table for people; json: one JSON object with hosts, pairs and connections.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Prints the scenario's fabric as Graphviz DOT.
+    Topology {
+        #[command(flatten)]
+        args: ScenarioArgs,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+fn load(args: &ScenarioArgs) -> Result<Loaded, ExitCode> {
+    load_path(&args.scenario, &args.set).map_err(|e| {
+        eprintln!("{e}");
+        if std::io::stderr().is_terminal() {
+            eprintln!("{}", e.render());
+        }
+        ExitCode::from(2)
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match std::panic::catch_unwind(|| dispatch(cli)) {
+        Ok(code) => code,
+        Err(_) => {
+            eprintln!("rdmasim: internal error (a bug): please report it with the scenario");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Validate { args } => match load(&args) {
+            Ok(l) => {
+                println!(
+                    "{}: ok ({} hosts, {} switches, {} connections, stop at {} s)",
+                    l.file,
+                    l.topology.num_hosts,
+                    l.topology.num_switches(),
+                    l.plan.connections.len(),
+                    l.timeline.stop.as_secs_f64()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(c) => c,
+        },
+        Command::Plan { args, format } => match load(&args) {
+            Ok(l) => {
+                match format {
+                    Format::Json => println!("{}", l.plan.to_json()),
+                    Format::Text => print_plan(&l),
+                }
+                ExitCode::SUCCESS
+            }
+            Err(c) => c,
+        },
+        Command::Topology { args } => match load(&args) {
+            Ok(l) => {
+                print!("{}", models::topology::dot::to_dot(&l.topology));
+                ExitCode::SUCCESS
+            }
+            Err(c) => c,
+        },
+        Command::Run {
+            args,
+            out,
+            name,
+            json,
+            quiet,
+        } => {
+            let loaded = match load(&args) {
+                Ok(l) => l,
+                Err(c) => return c,
+            };
+            if let Some(n) = &name
+                && (n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
+            {
+                eprintln!("--name {n}: use letters, digits, '-', '_' and '.' only");
+                return ExitCode::from(2);
+            }
+            let setup = RunSetup {
+                output: Output::Folder(out),
+                name,
+                clock: WallClock::from_env(),
+            };
+            let bar = (!quiet && std::io::stderr().is_terminal()).then(|| progress_bar(loaded.timeline.stop.ps()));
+            let mut tick = |t: engine::SimTime, events: u64| {
+                if let Some(b) = &bar {
+                    b.set_position(t.ps());
+                    b.set_message(format!("{events} events"));
+                }
+            };
+            let result = rdmasim::run(&loaded, &setup, Some(&mut tick));
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            match result {
+                Ok(o) => {
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&o.summary).unwrap_or_default());
+                    } else {
+                        print!("{}", o.summary);
+                        for f in &o.files {
+                            println!("wrote {}", f.display());
+                        }
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("rdmasim: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+    }
+}
+
+fn progress_bar(stop_ps: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(stop_ps);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} simulated {percent:>3}% [{bar:30}] {elapsed_precise} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+fn print_plan(l: &Loaded) {
+    println!("hosts ({}):", l.plan.hosts.len());
+    for h in &l.plan.hosts {
+        println!("  node {:>4}  {:<10} {}", h.node_id, h.component, h.application);
+    }
+    println!("pairs ({}):", l.plan.pairs.len());
+    for p in &l.plan.pairs {
+        println!("  {:>4} -> {:<4} {}", p.initiator, p.responder, p.application);
+    }
+    println!("connections: {}", l.plan.connections.len());
+    for c in &l.plan.connections {
+        println!(
+            "  #{:<5} {:>4} -> {:<4} index {:<4} class {} {}",
+            c.id, c.initiator, c.responder, c.index, c.traffic_class, c.application_name
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! A link direction: one serializer and the propagation behind it. Packets are launched onto it
+//! by whoever owns the egress (a switch port or a NIC), which decides what to send next; the
+//! direction keeps the packets that are propagating and at most one pending arrival event.
+
+use crate::packet::Packet;
+use bevy_ecs::prelude::*;
+use engine::prelude::*;
+use std::collections::VecDeque;
+
+/// One direction of a full-duplex link, an entity of its own.
+#[derive(Component, Debug)]
+pub struct LinkDirection {
+    /// Dense id: link `l`'s direction a->b is `2l`, b->a is `2l + 1`.
+    pub id: u32,
+    pub from_node: u32,
+    pub from_port: u16,
+    pub to_node: u32,
+    pub to_port: u16,
+    pub rate: Rate,
+    /// Propagation delay, plus the receiving switch's forwarding latency (folded in here so a
+    /// packet costs one arrival event per hop; the switch then has it at the time it could
+    /// forward it).
+    pub delay: SimTime,
+    /// When the last bit of the last launched packet leaves the sender.
+    pub busy_until: SimTime,
+    pub source: SourceId,
+    in_flight: VecDeque<(SimTime, Packet)>,
+    arrival_pending: bool,
+    pub packets: u64,
+    pub bytes: u64,
+    /// RDMA data packets among `packets`.
+    pub data_packets: u64,
+}
+
+impl LinkDirection {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: u32, from: (u32, u16), to: (u32, u16), rate: Rate, delay: SimTime, source: SourceId) -> Self {
+        LinkDirection {
+            id,
+            from_node: from.0,
+            from_port: from.1,
+            to_node: to.0,
+            to_port: to.1,
+            rate,
+            delay,
+            busy_until: SimTime::ZERO,
+            source,
+            in_flight: VecDeque::new(),
+            arrival_pending: false,
+            packets: 0,
+            bytes: 0,
+            data_packets: 0,
+        }
+    }
+
+    /// Is the serializer free at `now`?
+    #[inline]
+    pub fn idle_at(&self, now: SimTime) -> bool {
+        self.busy_until <= now
+    }
+
+    /// Serializes `pkt` from `max(start, busy_until)`: `bytes x 8 / rate`, then the delay. Returns
+    /// the time the last bit leaves the sender (when the owner may launch the next packet).
+    #[inline]
+    pub fn launch(&mut self, q: &mut EventQueue, arrive: EventKind, start: SimTime, pkt: Packet) -> SimTime {
+        let begin = start.max(self.busy_until);
+        let end = begin + self.rate.serialization_time(pkt.bytes as u64);
+        self.busy_until = end;
+        self.packets += 1;
+        self.bytes += pkt.bytes as u64;
+        self.data_packets += (pkt.kind == crate::packet::PacketKind::Data) as u64;
+        let at = end + self.delay;
+        self.in_flight.push_back((at, pkt));
+        if !self.arrival_pending {
+            self.arrival_pending = true;
+            q.schedule(at, self.source, arrive, self.id, 0);
+        }
+        end
+    }
+
+    /// Takes the packet arriving now and schedules the next arrival, if any.
+    #[inline]
+    pub fn take_arrival(&mut self, q: &mut EventQueue, arrive: EventKind) -> Packet {
+        let (at, pkt) = self
+            .in_flight
+            .pop_front()
+            .expect("arrival event without a packet in flight");
+        debug_assert_eq!(at, q.now());
+        match self.in_flight.front() {
+            Some(&(next, _)) => q.schedule(next, self.source, arrive, self.id, 0),
+            None => self.arrival_pending = false,
+        }
+        pkt
+    }
+
+    /// Packets launched and not yet arrived.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialization_then_propagation_one_pending_event() {
+        let mut q = EventQueue::new();
+        let src = q.add_source();
+        let mut d = LinkDirection::new(0, (0, 0), (1, 0), Rate::gbps(400), SimTime::from_us(1), src);
+        let pkt = Packet {
+            bytes: 4154,
+            ..Default::default()
+        };
+        let end1 = d.launch(&mut q, EventKind(0), SimTime::ZERO, pkt);
+        // 4154 B x 20 ps = 83,080 ps on the wire.
+        assert_eq!(end1, SimTime(83_080));
+        let end2 = d.launch(&mut q, EventKind(0), SimTime::ZERO, pkt);
+        assert_eq!(end2, SimTime(166_160), "the second waits for the first");
+        assert_eq!(q.pending(), 1, "one pending arrival per direction");
+        let ev = q.pop_before(SimTime::MAX).unwrap();
+        assert_eq!(ev.time, SimTime(83_080 + 1_000_000));
+        d.take_arrival(&mut q, EventKind(0));
+        let ev = q.pop_before(SimTime::MAX).unwrap();
+        assert_eq!(ev.time, SimTime(166_160 + 1_000_000));
+        d.take_arrival(&mut q, EventKind(0));
+        assert_eq!(q.pending(), 0);
+    }
+}

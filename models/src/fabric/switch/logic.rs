@@ -1,0 +1,178 @@
+//! The glue between the fabric's events and the switch model: route and admit an arriving packet,
+//! start an egress serializer, send the PFC frames the model decided on, and the beacon columns.
+//!
+//! `SwitchLogic` holds only caches (query states and the fabric index): the arrive handler and the
+//! `fabric.switch_tx` handler each own one, and all model state lives in the `Switch` and
+//! `LinkDirection` components. A switch egress port has at most one pending `fabric.switch_tx`,
+//! at the time its serializer frees, and only while it has a packet it may send.
+
+use super::{Frames, Switch};
+use crate::fabric::FabricIndex;
+use crate::fabric::link::LinkDirection;
+use crate::packet::{Packet, PacketKind};
+use crate::topology::ecmp_choice;
+use bevy_ecs::prelude::*;
+use engine::prelude::*;
+use std::sync::Arc;
+
+type SwitchAndDir = (Option<&'static mut Switch>, Option<&'static mut LinkDirection>);
+
+/// Runs switches from the fabric's events. Holds no model state.
+pub struct SwitchLogic {
+    fabric: Arc<FabricIndex>,
+    /// A switch and one of its egress link directions at once (`get_many_mut`).
+    both: QueryState<SwitchAndDir>,
+    dirs: QueryState<&'static mut LinkDirection>,
+}
+
+/// `fabric.switch_tx` data: the switch's node id and the egress port.
+#[inline]
+fn tx_data(node: u32, port: u16) -> u64 {
+    (node as u64) << 16 | port as u64
+}
+
+impl SwitchLogic {
+    pub fn new(world: &mut World, fabric: Arc<FabricIndex>) -> Self {
+        SwitchLogic {
+            fabric,
+            both: world.query(),
+            dirs: world.query(),
+        }
+    }
+
+    /// A packet reached switch `node` on `in_port` (after the forwarding latency).
+    pub fn receive(&mut self, world: &mut World, q: &mut EventQueue, node: u32, in_port: u16, pkt: Packet) {
+        let now = q.now();
+        let fabric = &*self.fabric;
+        let mut frames = Frames::default();
+        if pkt.kind == PacketKind::Pfc {
+            // The frame pauses or resumes the egress of the port it came in on.
+            let dir = fabric.egress[node as usize][in_port as usize];
+            let (mut sw, mut d) = get_pair(&mut self.both, world, fabric, node, dir);
+            sw.on_pfc(in_port, pkt.class, pkt.aux != 0);
+            if pkt.aux == 0 {
+                kick(fabric, &mut sw, &mut d, q, in_port, &mut frames);
+            }
+        } else {
+            let hops = fabric.routes.next_hops(node, pkt.dst);
+            let out = match hops.len() {
+                0 => {
+                    let e = fabric.nodes[node as usize];
+                    self.both
+                        .get_mut(world, e)
+                        .ok()
+                        .and_then(|(s, _)| s)
+                        .expect("switch entity")
+                        .drop_unroutable();
+                    return;
+                }
+                1 => hops[0],
+                n => hops[ecmp_choice(fabric.salts[node as usize], pkt.flow, n)],
+            };
+            let dir = fabric.egress[node as usize][out as usize];
+            let (mut sw, mut d) = get_pair(&mut self.both, world, fabric, node, dir);
+            if sw.enqueue(now, in_port, out, pkt, &mut frames) {
+                kick(fabric, &mut sw, &mut d, q, out, &mut frames);
+            }
+        }
+        self.launch_frames(world, q, node, &frames);
+    }
+
+    /// `fabric.switch_tx` at direction `dir`: its serializer is free (unless a PFC frame took it
+    /// meanwhile); send the next packet.
+    pub fn on_tx(&mut self, world: &mut World, q: &mut EventQueue, dir: u32, data: u64) {
+        let fabric = &*self.fabric;
+        let (node, port) = ((data >> 16) as u32, (data & 0xFFFF) as u16);
+        debug_assert_eq!(fabric.egress[node as usize][port as usize], dir);
+        let mut frames = Frames::default();
+        {
+            let (mut sw, mut d) = get_pair(&mut self.both, world, fabric, node, dir);
+            *sw.tx_pending(port) = false;
+            kick(fabric, &mut sw, &mut d, q, port, &mut frames);
+        }
+        self.launch_frames(world, q, node, &frames);
+    }
+
+    /// Sends PFC frames out of `node`'s ports. They go on the wire as soon as the serializer
+    /// frees, ahead of any queued data (which the switch holds until it launches it); a data
+    /// `switch_tx` that finds the serializer taken by one waits for it.
+    fn launch_frames(&mut self, world: &mut World, q: &mut EventQueue, node: u32, frames: &Frames) {
+        let now = q.now();
+        for &(port, mut frame) in frames.as_slice() {
+            frame.dst = self.fabric.topology.port(node, port).peer_node;
+            let e = self.fabric.dirs[self.fabric.egress[node as usize][port as usize] as usize];
+            let mut d = self.dirs.get_mut(world, e).expect("link direction entity");
+            d.launch(q, self.fabric.kinds.arrive, now, frame);
+        }
+    }
+}
+
+/// The switch `node` and its egress direction `dir`, both mutable.
+#[inline]
+fn get_pair<'w>(
+    both: &'w mut QueryState<SwitchAndDir>,
+    world: &'w mut World,
+    fabric: &FabricIndex,
+    node: u32,
+    dir: u32,
+) -> (Mut<'w, Switch>, Mut<'w, LinkDirection>) {
+    let entities = [fabric.nodes[node as usize], fabric.dirs[dir as usize]];
+    match both.get_many_mut(world, entities) {
+        Ok([(Some(sw), _), (_, Some(d))]) => (sw, d),
+        _ => panic!("node {node} is not a switch or direction {dir} is not a link direction"),
+    }
+}
+
+/// Starts egress `port` if it may: sends now if the serializer is free, else makes sure one
+/// `switch_tx` is pending for when it frees.
+#[inline]
+fn kick(
+    fabric: &FabricIndex,
+    sw: &mut Switch,
+    d: &mut LinkDirection,
+    q: &mut EventQueue,
+    port: u16,
+    frames: &mut Frames,
+) {
+    if *sw.tx_pending(port) || !sw.has_eligible(port) {
+        return;
+    }
+    let now = q.now();
+    if !d.idle_at(now) {
+        q.schedule(
+            d.busy_until,
+            d.source,
+            fabric.kinds.switch_tx,
+            d.id,
+            tx_data(sw.node, port),
+        );
+        *sw.tx_pending(port) = true;
+        return;
+    }
+    let Some(pkt) = sw.dequeue(now, port, frames) else {
+        return;
+    };
+    let end = d.launch(q, fabric.kinds.arrive, now, pkt);
+    if sw.has_eligible(port) {
+        q.schedule(end, d.source, fabric.kinds.switch_tx, d.id, tx_data(sw.node, port));
+        *sw.tx_pending(port) = true;
+    }
+}
+
+/// Beacon columns summed over every switch.
+pub fn register_beacon_columns(app: &mut App) {
+    fn sum(world: &World, f: impl Fn(&Switch) -> u64) -> u64 {
+        match world.try_query::<&Switch>() {
+            Some(mut qs) => qs.iter(world).map(f).sum(),
+            None => 0,
+        }
+    }
+    app.add_beacon_column("switch_packets", |w| sum(w, |s| s.counters.packets));
+    app.add_beacon_column("switch_bytes", |w| sum(w, |s| s.counters.bytes));
+    app.add_beacon_column("switch_drops", |w| {
+        sum(w, |s| s.counters.drops + s.counters.headroom_drops)
+    });
+    app.add_beacon_column("pfc_pause_sent", |w| sum(w, |s| s.counters.pfc_pause_sent));
+    app.add_beacon_column("pfc_pause_received", |w| sum(w, |s| s.counters.pfc_pause_received));
+    app.add_beacon_column("ecn_marked", |w| sum(w, |s| s.counters.ecn_marked));
+}

@@ -1,0 +1,308 @@
+//! The switch model: output-queued with a shared buffer, eight classes per egress port, PFC per
+//! ingress port and class, drop-tail on lossy classes and RED ECN marking.
+//!
+//! A packet that arrives is routed (shortest path, ECMP by its flow hash and the switch's salt)
+//! and admitted into its class queue at the egress port. Its bytes count against the shared
+//! buffer and against the PFC counter of the ingress port and class it came in on until it
+//! leaves. A lossless class is never dropped by design: when an ingress counter passes `PfcXoff`
+//! the switch sends a real PAUSE frame upstream, and the headroom above XOFF absorbs what was
+//! already on its way; when the counter falls to `PfcXon` it sends RESUME. The buffer is split so
+//! that this holds whatever lossy traffic does: lossless classes have a reservation of ports x
+//! lossless classes x (XOFF + headroom), lossy classes share the rest, each egress queue also
+//! capped at `LossyQueueLimit` (drop-tail). PFC frames a switch receives pause a class of the
+//! egress port they arrive on.
+//!
+//! This module holds the state (`Switch`, a component) and the decisions; `logic` is the glue
+//! that runs them from the fabric's events; `port` is an egress port and its schedulers.
+
+mod logic;
+mod port;
+
+pub use logic::{SwitchLogic, register_beacon_columns};
+
+use super::switch_config::{EcnConfig, Scheduler, SwitchConfig};
+use crate::packet::{Packet, PacketKind, ecn};
+use crate::wire::PFC_FRAME_BYTES;
+use bevy_ecs::prelude::*;
+use engine::SimTime;
+use engine::rng::{SimRng, stream, unit_f64};
+use port::{EgressPort, Queued};
+
+/// What a switch has done, for beacons and tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwitchCounters {
+    /// Packets and bytes sent on (PFC frames excluded).
+    pub packets: u64,
+    pub bytes: u64,
+    /// Packets of lossy classes dropped (queue limit or lossy buffer full), and packets with no
+    /// route to their destination.
+    pub drops: u64,
+    /// Packets of lossless classes dropped because their ingress counter passed XOFF + headroom
+    /// or the buffer was full. Zero with sane settings: a non-zero value means the headroom is
+    /// too small for the links' delay.
+    pub headroom_drops: u64,
+    pub pfc_pause_sent: u64,
+    pub pfc_resume_sent: u64,
+    pub pfc_pause_received: u64,
+    pub pfc_resume_received: u64,
+    /// Packets marked CE.
+    pub ecn_marked: u64,
+    /// Most bytes the shared buffer ever held.
+    pub peak_buffer_bytes: u64,
+    /// Most bytes one egress queue of each class ever held.
+    pub peak_class_queue_bytes: [u64; 8],
+}
+
+/// Settings copied from `SwitchConfig`, in the forms the hot path uses.
+#[derive(Clone, Debug)]
+struct Params {
+    lossless: u8,
+    xoff: u64,
+    xon: u64,
+    xoff_headroom: u64,
+    lossy_limit: u64,
+    /// Bytes lossy classes may use in total: the buffer minus the lossless reservation.
+    lossy_pool: u64,
+    buffer: u64,
+    /// DWRR quanta per class in bytes; `None` for strict priority.
+    dwrr: Option<[u64; 8]>,
+    ecn: EcnConfig,
+    ecn_enabled: u8,
+}
+
+/// PFC state of one ingress port.
+#[derive(Clone, Copy, Debug, Default)]
+struct IngressPort {
+    /// Bytes in the buffer that came in on this port, per class.
+    bytes: [u64; 8],
+    /// Bit c: we sent PAUSE for class c upstream and no RESUME yet.
+    paused_upstream: u8,
+}
+
+/// A switch node, an entity. Only the switch's own handlers change it.
+#[derive(Component, Debug)]
+pub struct Switch {
+    pub node: u32,
+    pub name: String,
+    pub counters: SwitchCounters,
+    params: Params,
+    egress: Vec<EgressPort>,
+    ingress: Vec<IngressPort>,
+    buffer_bytes: u64,
+    lossy_bytes: u64,
+    rng: SimRng,
+}
+
+/// PFC frames a decision produced, to be launched on the given ports once the caller has the
+/// link directions: at most one PAUSE (an arrival) and one RESUME (a departure) per call.
+#[derive(Debug, Default)]
+pub(crate) struct Frames {
+    list: [(u16, Packet); 2],
+    len: usize,
+}
+
+impl Frames {
+    fn push(&mut self, port: u16, frame: Packet) {
+        self.list[self.len] = (port, frame);
+        self.len += 1;
+    }
+    pub fn as_slice(&self) -> &[(u16, Packet)] {
+        &self.list[..self.len]
+    }
+}
+
+impl Switch {
+    pub fn new(node: u32, name: String, ports: usize, cfg: &SwitchConfig, seed: u64) -> Switch {
+        let lossless = cfg
+            .Lossless
+            .iter()
+            .enumerate()
+            .fold(0u8, |m, (c, &l)| m | ((l as u8) << c));
+        let reserve = cfg.lossless_reserve(ports).min(cfg.BufferSize.0 as u128) as u64;
+        let quantum = SwitchConfig::DWRR_QUANTUM_BYTES as u64;
+        let dwrr = match &cfg.Scheduler {
+            Scheduler::StrictPriority => None,
+            Scheduler::Dwrr { weights } => Some(weights.map(|w| w.max(1) as u64 * quantum)),
+        };
+        let params = Params {
+            lossless,
+            xoff: cfg.PfcXoff.0,
+            xon: cfg.PfcXon.0,
+            xoff_headroom: cfg.PfcXoff.0 + cfg.PfcHeadroom.0,
+            lossy_limit: cfg.LossyQueueLimit.0,
+            lossy_pool: cfg.BufferSize.0 - reserve,
+            buffer: cfg.BufferSize.0,
+            dwrr,
+            ecn: cfg.Ecn.clone(),
+            ecn_enabled: cfg
+                .Ecn
+                .Enabled
+                .iter()
+                .enumerate()
+                .fold(0u8, |m, (c, &e)| m | ((e as u8) << c)),
+        };
+        Switch {
+            node,
+            name,
+            counters: SwitchCounters::default(),
+            params,
+            egress: (0..ports).map(|_| EgressPort::default()).collect(),
+            ingress: vec![IngressPort::default(); ports],
+            buffer_bytes: 0,
+            lossy_bytes: 0,
+            rng: stream(seed, "ecn", node as u64),
+        }
+    }
+
+    /// Bytes in the shared buffer now.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.buffer_bytes
+    }
+    /// Bytes queued at egress `port` in `class`.
+    pub fn queue_bytes(&self, port: u16, class: u8) -> u64 {
+        self.egress[port as usize].queue_bytes[class as usize]
+    }
+    /// Bytes in the buffer that came in on `port` in `class` (the PFC counter).
+    pub fn ingress_bytes(&self, port: u16, class: u8) -> u64 {
+        self.ingress[port as usize].bytes[class as usize]
+    }
+    /// Whether the downstream of `port` has paused `class`.
+    pub fn egress_paused(&self, port: u16, class: u8) -> bool {
+        self.egress[port as usize].paused & (1 << class) != 0
+    }
+    /// Whether we have paused `class` upstream of `port`.
+    pub fn upstream_paused(&self, port: u16, class: u8) -> bool {
+        self.ingress[port as usize].paused_upstream & (1 << class) != 0
+    }
+
+    /// A PFC frame arrived on `port`: pause or resume that class of the port's egress.
+    pub(crate) fn on_pfc(&mut self, port: u16, class: u8, pause: bool) {
+        let bit = 1u8 << (class & 7);
+        let p = &mut self.egress[port as usize];
+        if pause {
+            p.paused |= bit;
+            self.counters.pfc_pause_received += 1;
+        } else {
+            p.paused &= !bit;
+            self.counters.pfc_resume_received += 1;
+        }
+    }
+
+    /// Admits `pkt`, which came in on `in_port`, to egress `out`: drop, or mark, queue and count
+    /// it, adding a PAUSE to `frames` if its ingress counter passed XOFF. Returns whether queued.
+    pub(crate) fn enqueue(
+        &mut self,
+        now: SimTime,
+        in_port: u16,
+        out: u16,
+        mut pkt: Packet,
+        frames: &mut Frames,
+    ) -> bool {
+        pkt.class &= 7;
+        let c = pkt.class as usize;
+        let bit = 1u8 << c;
+        let bytes = pkt.bytes as u64;
+        let lossless = self.params.lossless & bit != 0;
+        let ing = self.ingress[in_port as usize].bytes[c];
+        if lossless {
+            if ing + bytes > self.params.xoff_headroom || self.buffer_bytes + bytes > self.params.buffer {
+                self.counters.headroom_drops += 1;
+                return false;
+            }
+        } else if self.egress[out as usize].queue_bytes[c] + bytes > self.params.lossy_limit
+            || self.lossy_bytes + bytes > self.params.lossy_pool
+        {
+            self.counters.drops += 1;
+            return false;
+        }
+        if self.params.ecn_enabled & bit != 0 && pkt.ecn != ecn::NOT_ECT && pkt.ecn != ecn::CE {
+            let p = self
+                .params
+                .ecn
+                .mark_probability(self.egress[out as usize].queue_bytes[c]);
+            if p >= 1.0 || (p > 0.0 && unit_f64(&mut self.rng) < p) {
+                pkt.ecn = ecn::CE;
+                self.counters.ecn_marked += 1;
+            }
+        }
+        self.buffer_bytes += bytes;
+        if !lossless {
+            self.lossy_bytes += bytes;
+        }
+        self.counters.peak_buffer_bytes = self.counters.peak_buffer_bytes.max(self.buffer_bytes);
+        let port = &mut self.egress[out as usize];
+        port.push(Queued { pkt, in_port });
+        let peak = &mut self.counters.peak_class_queue_bytes[c];
+        *peak = (*peak).max(port.queue_bytes[c]);
+        let ingress = &mut self.ingress[in_port as usize];
+        ingress.bytes[c] = ing + bytes;
+        if lossless && ing + bytes > self.params.xoff && ingress.paused_upstream & bit == 0 {
+            ingress.paused_upstream |= bit;
+            self.counters.pfc_pause_sent += 1;
+            frames.push(in_port, self.pfc_frame(now, pkt.class, true));
+        }
+        true
+    }
+
+    /// Takes the next packet egress `out` may send, releasing its bytes and adding a RESUME to
+    /// `frames` if its ingress counter fell to XON.
+    pub(crate) fn dequeue(&mut self, now: SimTime, out: u16, frames: &mut Frames) -> Option<Packet> {
+        let port = &mut self.egress[out as usize];
+        let q = match &self.params.dwrr {
+            None => port.pop_strict(),
+            Some(quanta) => port.pop_dwrr(quanta),
+        }?;
+        let c = q.pkt.class as usize;
+        let bit = 1u8 << c;
+        let bytes = q.pkt.bytes as u64;
+        self.buffer_bytes -= bytes;
+        if self.params.lossless & bit == 0 {
+            self.lossy_bytes -= bytes;
+        }
+        self.counters.packets += 1;
+        self.counters.bytes += bytes;
+        let ingress = &mut self.ingress[q.in_port as usize];
+        ingress.bytes[c] -= bytes;
+        if ingress.paused_upstream & bit != 0 && ingress.bytes[c] <= self.params.xon {
+            ingress.paused_upstream &= !bit;
+            self.counters.pfc_resume_sent += 1;
+            frames.push(q.in_port, self.pfc_frame(now, q.pkt.class, false));
+        }
+        Some(q.pkt)
+    }
+
+    /// Whether egress `out` has a packet it may send now.
+    #[inline]
+    pub(crate) fn has_eligible(&self, out: u16) -> bool {
+        self.egress[out as usize].eligible() != 0
+    }
+
+    #[inline]
+    pub(crate) fn tx_pending(&mut self, out: u16) -> &mut bool {
+        &mut self.egress[out as usize].tx_pending
+    }
+
+    /// A PFC frame from this switch to the node upstream; the caller, which knows the topology,
+    /// sets `dst` to that node. The frame is link-local: the receiver takes it from the port it
+    /// arrives on.
+    fn pfc_frame(&self, now: SimTime, class: u8, pause: bool) -> Packet {
+        Packet {
+            kind: PacketKind::Pfc,
+            bytes: PFC_FRAME_BYTES as u32,
+            class,
+            aux: pause as u32,
+            src: self.node,
+            dst: u32::MAX,
+            sent_at: now,
+            ..Default::default()
+        }
+    }
+
+    /// Records an unroutable packet (no path to its destination).
+    pub(crate) fn drop_unroutable(&mut self) {
+        self.counters.drops += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,178 @@
+//! The switch's decisions on their own, without a fabric: thresholds, drops and frames.
+
+use super::*;
+use engine::units::Size;
+
+fn cfg() -> SwitchConfig {
+    SwitchConfig {
+        PfcXoff: Size(10_000),
+        PfcXon: Size(5_000),
+        PfcHeadroom: Size(4_000),
+        LossyQueueLimit: Size(3_000),
+        ..SwitchConfig::default()
+    }
+}
+
+fn pkt(class: u8, bytes: u32) -> Packet {
+    Packet {
+        class,
+        bytes,
+        ecn: ecn::ECT0,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn pause_past_xoff_resume_at_xon() {
+    let mut s = Switch::new(10, "s".into(), 3, &cfg(), 1);
+    let mut f = Frames::default();
+    // Ten 1000 B packets reach XOFF exactly (10,000 B): not past it, no PAUSE.
+    for _ in 0..10 {
+        assert!(s.enqueue(SimTime::ZERO, 0, 2, pkt(1, 1000), &mut f));
+    }
+    assert_eq!(f.as_slice().len(), 0);
+    // The eleventh passes it: one PAUSE of class 1 out of ingress port 0.
+    assert!(s.enqueue(SimTime::ZERO, 0, 2, pkt(1, 1000), &mut f));
+    assert_eq!(f.as_slice().len(), 1);
+    let (port, frame) = f.as_slice()[0];
+    assert_eq!(
+        (port, frame.kind, frame.class, frame.aux, frame.bytes),
+        (0, PacketKind::Pfc, 1, 1, 60)
+    );
+    assert!(s.upstream_paused(0, 1));
+    // More arrivals do not repeat it.
+    let mut f = Frames::default();
+    assert!(s.enqueue(SimTime::ZERO, 0, 2, pkt(1, 1000), &mut f));
+    assert_eq!(f.as_slice().len(), 0);
+    // 12,000 B held; draining to 5,000 B (XON) takes 7 departures, the 7th sends RESUME.
+    for i in 1..=7 {
+        let mut f = Frames::default();
+        assert!(s.dequeue(SimTime::ZERO, 2, &mut f).is_some());
+        assert_eq!(f.as_slice().len(), (i == 7) as usize, "departure {i}");
+    }
+    assert!(!s.upstream_paused(0, 1));
+    assert_eq!((s.counters.pfc_pause_sent, s.counters.pfc_resume_sent), (1, 1));
+    assert_eq!((s.ingress_bytes(0, 1), s.buffer_bytes()), (5_000, 5_000));
+}
+
+#[test]
+fn lossless_drops_only_past_headroom() {
+    let mut s = Switch::new(10, "s".into(), 3, &cfg(), 1);
+    let mut f = Frames::default();
+    // XOFF + headroom = 14,000 B: fourteen 1000 B packets fit, the fifteenth does not.
+    for _ in 0..14 {
+        assert!(s.enqueue(SimTime::ZERO, 0, 2, pkt(0, 1000), &mut f));
+    }
+    assert!(!s.enqueue(SimTime::ZERO, 0, 2, pkt(0, 1000), &mut f));
+    assert_eq!((s.counters.headroom_drops, s.counters.drops), (1, 0));
+    // Another ingress port has its own counter.
+    assert!(s.enqueue(SimTime::ZERO, 1, 2, pkt(0, 1000), &mut f));
+}
+
+#[test]
+fn lossy_drop_tail_at_queue_limit() {
+    let mut s = Switch::new(10, "s".into(), 3, &cfg(), 1);
+    let mut f = Frames::default();
+    for _ in 0..3 {
+        assert!(s.enqueue(SimTime::ZERO, 0, 2, pkt(4, 1000), &mut f));
+    }
+    assert!(!s.enqueue(SimTime::ZERO, 1, 2, pkt(4, 1000), &mut f));
+    assert_eq!(s.counters.drops, 1);
+    assert_eq!(f.as_slice().len(), 0, "lossy classes never send PFC");
+    // Another egress port's queue of the same class is separate.
+    assert!(s.enqueue(SimTime::ZERO, 0, 1, pkt(4, 1000), &mut f));
+    assert_eq!(s.counters.peak_class_queue_bytes[4], 3_000);
+    assert_eq!(s.counters.peak_buffer_bytes, 4_000);
+}
+
+#[test]
+fn lossy_classes_cannot_take_the_lossless_reservation() {
+    // 3 ports x 2 lossless classes x 14,000 B = 84,000 B reserved of 100,000 B: lossy traffic
+    // gets 16,000 B however long its queues may be.
+    let c = SwitchConfig {
+        BufferSize: Size(100_000),
+        LossyQueueLimit: Size(1 << 20),
+        ..cfg()
+    };
+    let mut s = Switch::new(10, "s".into(), 3, &c, 1);
+    let mut f = Frames::default();
+    let admitted = (0..40)
+        .filter(|_| s.enqueue(SimTime::ZERO, 0, 2, pkt(3, 1000), &mut f))
+        .count();
+    assert_eq!(admitted, 16);
+}
+
+#[test]
+fn ecn_marks_by_queue_depth_only_on_enabled_capable_packets() {
+    let mut c = cfg();
+    c.LossyQueueLimit = Size(1 << 20);
+    c.Ecn = EcnConfig {
+        Enabled: [false, false, false, true, false, false, false, false],
+        Kmin: Size(2000),
+        Kmax: Size(4000),
+        Pmax: 0.5,
+    };
+    let mut s = Switch::new(10, "s".into(), 3, &c, 1);
+    let mut f = Frames::default();
+    // Depths seen: 0, 1000, 2000 (at Kmin: never), then 3000 (p = 0.25), 4000 (p = 0.5), then
+    // 5000.. (above Kmax: always).
+    for _ in 0..3 {
+        s.enqueue(SimTime::ZERO, 0, 2, pkt(3, 1000), &mut f);
+    }
+    assert_eq!(s.counters.ecn_marked, 0);
+    for _ in 0..2 {
+        s.enqueue(SimTime::ZERO, 0, 2, pkt(3, 1000), &mut f);
+    }
+    let before = s.counters.ecn_marked;
+    for _ in 0..5 {
+        s.enqueue(SimTime::ZERO, 0, 2, pkt(3, 1000), &mut f);
+    }
+    assert_eq!(s.counters.ecn_marked, before + 5);
+    // Not ECN-capable, or a class without ECN: never marked.
+    s.enqueue(
+        SimTime::ZERO,
+        0,
+        2,
+        Packet {
+            ecn: ecn::NOT_ECT,
+            ..pkt(3, 1000)
+        },
+        &mut f,
+    );
+    s.enqueue(SimTime::ZERO, 0, 1, pkt(2, 1000), &mut f);
+    for _ in 0..6 {
+        s.enqueue(SimTime::ZERO, 0, 1, pkt(2, 1000), &mut f);
+    }
+    assert_eq!(s.counters.ecn_marked, before + 5);
+    let marked = (0..10)
+        .filter_map(|_| s.dequeue(SimTime::ZERO, 2, &mut f))
+        .filter(|p| p.is_ce())
+        .count() as u64;
+    assert_eq!(marked, before + 5);
+}
+
+#[test]
+fn red_probability_holds_over_many_draws() {
+    // At a depth half way between Kmin and Kmax the probability is Pmax / 2 = 0.25; over
+    // 100,000 packets the fraction marked is within 1% of it (the standard error is 0.14%).
+    let mut c = cfg();
+    c.LossyQueueLimit = Size(1 << 30);
+    c.BufferSize = Size(1 << 31);
+    c.Ecn = EcnConfig {
+        Enabled: [true; 8],
+        Kmin: Size(2000),
+        Kmax: Size(4000),
+        Pmax: 0.5,
+    };
+    let mut s = Switch::new(10, "s".into(), 3, &c, 7);
+    let mut f = Frames::default();
+    s.enqueue(SimTime::ZERO, 0, 2, pkt(5, 3000), &mut f);
+    let n = 100_000;
+    for _ in 0..n {
+        s.enqueue(SimTime::ZERO, 0, 2, pkt(5, 1000), &mut f);
+        s.egress[2].queues[5].pop_back();
+        s.egress[2].queue_bytes[5] -= 1000;
+    }
+    let frac = s.counters.ecn_marked as f64 / n as f64;
+    assert!((frac - 0.25).abs() < 0.01, "{frac}");
+}

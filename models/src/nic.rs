@@ -1,0 +1,149 @@
+//! The NIC contract: the only way an application and a NIC speak. Research forks replace the NIC;
+//! the application and the fabric never name it.
+//!
+//! Event kinds (declared by `NicContractPlugin`, each with exactly one handler):
+//!
+//! | kind | from -> to | target | data |
+//! | --- | --- | --- | --- |
+//! | `listen` | app -> NIC | Responder host | connection id |
+//! | `connect` | app -> NIC | Initiator host | connection id |
+//! | `established` | NIC -> app | Initiator host | connection id |
+//! | `post_wqe` | app -> NIC | Initiator host | WQE entity (`Entity::to_bits`) |
+//! | `wqe_completed` | NIC -> app | Initiator host | WQE entity |
+//!
+//! Setup follows the spec: on `connect` the Initiator's NIC sends a connection request across
+//! the fabric; the Responder's NIC creates its end of the queue pair and answers; when the
+//! response arrives, the Initiator's NIC creates its end, sends the acknowledgment and reports
+//! `established`. A WQE is an entity from `post_wqe` to `wqe_completed`; the NIC fills in its
+//! `WqeTimes`, whose parts add up to its latency.
+
+use bevy_ecs::prelude::*;
+use engine::prelude::*;
+
+/// The contract's event kinds.
+#[derive(Resource, Clone, Copy, Debug)]
+pub struct NicContract {
+    pub listen: EventKind,
+    pub connect: EventKind,
+    pub established: EventKind,
+    pub post_wqe: EventKind,
+    pub wqe_completed: EventKind,
+}
+
+/// One connection between an Initiator instance and a Responder instance.
+#[derive(Clone, Debug)]
+pub struct ConnectionSpec {
+    /// Dense id in the order the application built its connections.
+    pub id: u32,
+    pub initiator: u32,
+    pub responder: u32,
+    /// The traffic class of the data packets (`RdmaDataPacketTC`).
+    pub class: u8,
+    /// Bytes of the doorbell message over PCIe (`DoorbellPayloadSize` + 28).
+    pub doorbell_bytes: u64,
+    /// UDP source port of the connection's packets (spreads connections over ECMP paths).
+    pub udp_src_port: u16,
+    /// The source id the application schedules this connection's events from.
+    pub source: SourceId,
+}
+
+/// Every connection of the run, indexed by id. Applications push; NICs read.
+#[derive(Resource, Default, Debug)]
+pub struct Connections {
+    pub list: Vec<ConnectionSpec>,
+}
+
+/// Which end of a connection a queue pair is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum QpRole {
+    Initiator,
+    Responder,
+}
+
+/// A queue pair, an entity spawned by the NIC when it creates that end of a connection.
+#[derive(Component, Clone, Debug)]
+pub struct QueuePair {
+    pub connection: u32,
+    pub host: u32,
+    pub role: QpRole,
+    /// Queue pair number on its NIC.
+    pub qpn: u32,
+    pub created_at: SimTime,
+}
+
+/// The timestamps of a WQE's life. Each is set once, in this order, by the NIC (`posted` by the
+/// application). Their differences are the latency breakdown in `rdma-perf`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WqeTimes {
+    /// The application rang the doorbell.
+    pub posted: SimTime,
+    /// The doorbell message reached the NIC over PCIe.
+    pub at_nic: SimTime,
+    /// The WQE reached the head of its connection (the one ahead completed).
+    pub started: SimTime,
+    /// Its first packet began serialization (the payload fetch is in between).
+    pub first_tx: SimTime,
+    /// Its last packet reached the Responder's NIC.
+    pub last_rx: SimTime,
+    /// The acknowledgment of all of it reached the Initiator's NIC: completion.
+    pub completed: SimTime,
+}
+
+impl WqeTimes {
+    /// (doorbell, wait at the NIC, fetch, network, acknowledgment); they sum to `latency`.
+    pub fn breakdown(&self) -> [SimTime; 5] {
+        [
+            self.at_nic - self.posted,
+            self.started - self.at_nic,
+            self.first_tx - self.started,
+            self.last_rx - self.first_tx,
+            self.completed - self.last_rx,
+        ]
+    }
+    pub fn latency(&self) -> SimTime {
+        self.completed - self.posted
+    }
+    /// True when the stamps are in their order (none goes backwards).
+    pub fn monotonic(&self) -> bool {
+        self.posted <= self.at_nic
+            && self.at_nic <= self.started
+            && self.started <= self.first_tx
+            && self.first_tx <= self.last_rx
+            && self.last_rx <= self.completed
+    }
+}
+
+/// A work request: an RDMA WRITE of `bytes` on `connection`, the `number`th on it (from 1).
+#[derive(Component, Clone, Debug)]
+pub struct Wqe {
+    pub connection: u32,
+    pub number: u64,
+    pub bytes: u64,
+    pub times: WqeTimes,
+    pub completed: bool,
+}
+
+/// Declares the contract's event kinds. Added before any NIC or application plugin.
+pub struct NicContractPlugin;
+
+impl Plugin for NicContractPlugin {
+    fn build(&self, app: &mut App) {
+        let contract = NicContract {
+            listen: app.add_event_kind("nic.listen"),
+            connect: app.add_event_kind("nic.connect"),
+            established: app.add_event_kind("nic.established"),
+            post_wqe: app.add_event_kind("nic.post_wqe"),
+            wqe_completed: app.add_event_kind("nic.wqe_completed"),
+        };
+        app.insert_resource(contract);
+        app.insert_resource(Connections::default());
+    }
+}
+
+/// Which classes a NIC has buffer pools for; the application checks its traffic class against
+/// them at load (`RdmaDataPacketTC` needs a transmit pool and a receive pool).
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NicPools {
+    pub egress: [bool; 8],
+    pub ingress: [bool; 8],
+}

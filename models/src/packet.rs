@@ -1,0 +1,106 @@
+//! Packets: plain values carried by link events and held in queues, never entities (tens of
+//! millions pass through a run). A packet carries what forwarding, PFC, ECN and the transport
+//! need; its header bytes are in `bytes` (the wire size), and `wire` knows how to emit them.
+
+use engine::SimTime;
+
+/// What a frame is, as far as switches and NICs care.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[repr(u8)]
+pub enum PacketKind {
+    /// RDMA WRITE data (FIRST, MIDDLE, LAST or ONLY: see `opcode`).
+    #[default]
+    Data,
+    /// A RoCE ACK (AETH syndrome ACK), cumulative up to `psn`.
+    Ack,
+    /// A RoCE NAK (PSN sequence error): resend from `psn`.
+    Nak,
+    /// Connection setup, step 1: the Initiator's request. `qp` is unused; `aux` is the
+    /// Initiator's queue pair number.
+    ConnectRequest,
+    /// Step 2: the Responder's response; `qp` is the Initiator's QPN, `aux` the Responder's.
+    ConnectResponse,
+    /// Step 3: the Initiator's acknowledgment (ready to use); `qp` is the Responder's QPN.
+    ConnectAck,
+    /// An 802.1Qbb PFC frame: link-local, never forwarded. `class` is the class it pauses or
+    /// resumes; `aux` is 1 for PAUSE, 0 for RESUME.
+    Pfc,
+    /// A test-kit frame (offered load in fabric tests).
+    Probe,
+}
+
+/// ECN codepoints in the IPv4 header.
+pub mod ecn {
+    pub const NOT_ECT: u8 = 0;
+    pub const ECT1: u8 = 1;
+    pub const ECT0: u8 = 2;
+    pub const CE: u8 = 3;
+}
+
+/// One frame on the wire.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Packet {
+    /// Hash of the flow's 5-tuple, for ECMP (`topology::routing::flow_hash`).
+    pub flow: u64,
+    /// When the sender put the first bit of this frame on its first wire.
+    pub sent_at: SimTime,
+    /// Source and destination hosts (node ids).
+    pub src: u32,
+    pub dst: u32,
+    /// Destination queue pair number on the destination NIC.
+    pub qp: u32,
+    /// Packet sequence number (data), or the acknowledged / expected PSN (ACK, NAK).
+    pub psn: u32,
+    /// Bytes on the wire, headers included.
+    pub bytes: u32,
+    /// Payload bytes (RDMA data carried).
+    pub payload: u32,
+    /// Kind-specific word (see `PacketKind`).
+    pub aux: u32,
+    pub kind: PacketKind,
+    /// BTH opcode (`wire::ib::opcode`).
+    pub opcode: u8,
+    /// Traffic class 0-7; the DSCP is CS(class), 8 x class.
+    pub class: u8,
+    /// ECN codepoint (`ecn::*`).
+    pub ecn: u8,
+    /// BTH AckReq bit.
+    pub ack_req: bool,
+}
+
+impl Packet {
+    /// The DSCP codepoint: class n is sent as CSn.
+    pub fn dscp(&self) -> u8 {
+        self.class * 8
+    }
+    /// Class from a DSCP codepoint, as switches and receiving NICs take it.
+    pub fn class_of_dscp(dscp: u8) -> u8 {
+        (dscp / 8).min(7)
+    }
+    pub fn is_ce(&self) -> bool {
+        self.ecn == ecn::CE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dscp_is_class_selector() {
+        for class in 0..8u8 {
+            let p = Packet {
+                class,
+                ..Default::default()
+            };
+            assert_eq!(p.dscp(), 8 * class);
+            assert_eq!(Packet::class_of_dscp(p.dscp()), class);
+        }
+    }
+
+    #[test]
+    fn packets_stay_small() {
+        // Queues hold millions of these; keep them within one cache line.
+        assert!(std::mem::size_of::<Packet>() <= 64);
+    }
+}

@@ -1,0 +1,24 @@
+//! Build order. Plugins put their `Build`-phase systems in these sets, which run in this order,
+//! so a NIC finds the fabric's entities and an application finds the NICs' without naming them.
+
+use bevy_ecs::schedule::SystemSet;
+
+#[derive(SystemSet, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BuildSet {
+    /// Topology, links, switches, hosts, PCIe links.
+    Fabric,
+    /// NIC state on every host.
+    Nics,
+    /// Applications: placement, pairing, connections.
+    Applications,
+}
+
+/// Orders the sets in the `Build` and `Start` phases.
+pub fn configure(app: &mut engine::app::App) {
+    use bevy_ecs::schedule::{IntoScheduleConfigs, ScheduleLabel};
+    for phase in [engine::phases::Build.intern(), engine::phases::Start.intern()] {
+        app.world.schedule_scope(phase, |_, s| {
+            s.configure_sets((BuildSet::Fabric, BuildSet::Nics, BuildSet::Applications).chain());
+        });
+    }
+}

@@ -1,0 +1,407 @@
+//! A test kit for fabric tests and plugin authors: it stands in for the NICs. Each host can offer
+//! packets at a chosen rate, class and destination (`Offer`), obeying the PFC PAUSE and RESUME
+//! frames its switch sends; each host sinks what arrives and counts it (`SinkStats`); a host can
+//! also pause a class of its own link for a while (`HostPause`), like a slow receiver. After a
+//! run, the `TestKit` resource holds what was sent and received.
+//!
+//! ```
+//! use engine::prelude::*;
+//! use models::fabric::SwitchConfig;
+//! use models::testkit::{Offer, TestKit, fabric_app, run_for};
+//! use models::topology::{StarTopology, TopologyConfig};
+//!
+//! let star = TopologyConfig::Star(StarTopology {
+//!     hosts: 2, link_rate: Rate::gbps(400), link_delay: Duration::from_us(1) });
+//! let offer = Offer { host: 0, dst: 1, class: 1, packet_bytes: 1000, rate: Rate::gbps(400),
+//!     start: SimTime::ZERO, count: 10 };
+//! let mut app = fabric_app(star, SwitchConfig::default(), vec![offer]);
+//! run_for(&mut app, SimTime::from_us(10));
+//! let kit = app.world.resource::<TestKit>();
+//! assert_eq!(kit.sinks[1].packets, 10);
+//! // 1000 B take 20 ns at 400 Gbps on each of the two links, plus 2 x 1 us and the switch's 500 ns.
+//! assert_eq!(kit.sinks[1].min_latency, SimTime::from_ns(2 * 20 + 2_000 + 500));
+//! ```
+//!
+//! A source keeps at most one packet ahead on its link: it launches a packet and schedules its
+//! next when that one leaves the serializer (or later, at its rate), so a PAUSE stops it after
+//! the packet on the wire, as a NIC would. Offers from one host share its link in turn. Every
+//! packet is ECN-capable (ECT(0)) and carries its sequence number in the offer as its `psn`.
+
+use crate::fabric::link::LinkDirection;
+use crate::fabric::{Fabric, FabricConfig, FabricIndex, FabricPlugin, HostReceiver, PortReceiver, SwitchConfig};
+use crate::packet::{Packet, PacketKind, ecn};
+use crate::sets::BuildSet;
+use crate::topology::{TopologyConfig, flow_hash};
+use crate::wire::PFC_FRAME_BYTES;
+use bevy_ecs::prelude::*;
+use bevy_ecs::schedule::IntoScheduleConfigs;
+use engine::prelude::*;
+use std::sync::Arc;
+
+/// Packets `host` sends to `dst`: `count` packets of `packet_bytes` bytes in `class`, from
+/// `start`, at `rate` (at most the link's rate is reached).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Offer {
+    pub host: u32,
+    pub dst: u32,
+    pub class: u8,
+    pub packet_bytes: u32,
+    pub rate: Rate,
+    pub start: SimTime,
+    pub count: u64,
+}
+
+/// `host` pauses `class` of its link from `from` until `until` (real PFC frames to its switch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostPause {
+    pub host: u32,
+    pub class: u8,
+    pub from: SimTime,
+    pub until: SimTime,
+}
+
+/// What one offer did.
+#[derive(Clone, Debug)]
+pub struct OfferState {
+    pub offer: Offer,
+    /// Packets put on the wire.
+    pub sent: u64,
+    /// When its last packet left the host's serializer.
+    pub last_sent: SimTime,
+    /// Waiting for RESUME of its class.
+    pub blocked: bool,
+    source: SourceId,
+    flow: u64,
+    gap: SimTime,
+}
+
+/// What arrived at one host.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SinkStats {
+    pub packets: u64,
+    pub bytes: u64,
+    pub class_packets: [u64; 8],
+    pub class_bytes: [u64; 8],
+    /// Sum of the latencies (arrival of the last bit minus `sent_at`) per class, for means.
+    pub class_latency_sum: [u64; 8],
+    pub first_arrival: Option<SimTime>,
+    pub last_arrival: SimTime,
+    pub min_latency: SimTime,
+    pub max_latency: SimTime,
+    /// Packets that arrived marked CE.
+    pub ce_marked: u64,
+    /// PFC frames received from the switch.
+    pub pause_received: u64,
+    pub resume_received: u64,
+}
+
+impl SinkStats {
+    /// Mean latency of `class`, if any of it arrived.
+    pub fn mean_latency(&self, class: u8) -> Option<SimTime> {
+        let n = self.class_packets[class as usize];
+        (n > 0).then(|| SimTime(self.class_latency_sum[class as usize] / n))
+    }
+}
+
+/// One arrival, kept when `TestKitPlugin::trace` is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    pub time: SimTime,
+    pub host: u32,
+    pub src: u32,
+    pub class: u8,
+    /// Sequence number within its offer.
+    pub psn: u32,
+    pub latency: SimTime,
+    pub ce: bool,
+}
+
+/// The test kit's state: offers, sinks and PFC state per host. Indexed by offer and host id.
+#[derive(Resource, Debug, Default)]
+pub struct TestKit {
+    pub offers: Vec<OfferState>,
+    pub sinks: Vec<SinkStats>,
+    /// Per host, bit c: the switch paused class c of the host's link.
+    pub paused: Vec<u8>,
+    /// Every arrival in order, if tracing.
+    pub trace: Vec<Arrival>,
+    tracing: bool,
+    pauses: Vec<(HostPause, SourceId)>,
+    kinds: Option<KitKinds>,
+}
+
+impl TestKit {
+    /// Packets the offers put on the wire.
+    pub fn sent(&self) -> u64 {
+        self.offers.iter().map(|o| o.sent).sum()
+    }
+    /// Packets the sinks received.
+    pub fn delivered(&self) -> u64 {
+        self.sinks.iter().map(|s| s.packets).sum()
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct KitKinds {
+    send: EventKind,
+    pfc: EventKind,
+}
+
+/// Adds the test kit: the hosts' receiver, the offers and the host pauses. Add it with
+/// `FabricPlugin`, in either order.
+#[derive(Clone, Debug, Default)]
+pub struct TestKitPlugin {
+    pub offers: Vec<Offer>,
+    pub pauses: Vec<HostPause>,
+    /// Keep every arrival in `TestKit::trace` (memory grows with the packets; tests only).
+    pub trace: bool,
+}
+
+impl Plugin for TestKitPlugin {
+    fn build(&self, app: &mut App) {
+        crate::sets::configure(app);
+        let kinds = KitKinds {
+            send: app.add_event_kind("testkit.send"),
+            pfc: app.add_event_kind("testkit.pfc"),
+        };
+        app.set_handler(kinds.send, SendHandler::default());
+        app.set_handler(kinds.pfc, PfcHandler::default());
+        let plugin = self.clone();
+        app.add_systems(
+            Build,
+            (move |world: &mut World| plugin.build_kit(world, kinds)).in_set(BuildSet::Nics),
+        );
+    }
+}
+
+impl TestKitPlugin {
+    /// Build phase, after the fabric: state per host and offer, the receiver, the first events.
+    fn build_kit(&self, world: &mut World, kinds: KitKinds) {
+        let fabric = world.resource::<Fabric>().0.clone();
+        let hosts = fabric.num_hosts();
+        let link_rate = |h: u32| fabric.topology.links[fabric.topology.nodes[h as usize].ports[0].link as usize].rate;
+        let mut kit = TestKit {
+            sinks: vec![SinkStats::default(); hosts],
+            paused: vec![0; hosts],
+            tracing: self.trace,
+            ..Default::default()
+        };
+        let mut q = world.resource_mut::<EventQueue>();
+        for (i, o) in self.offers.iter().enumerate() {
+            assert!(
+                (o.host as usize) < hosts && (o.dst as usize) < hosts && o.host != o.dst,
+                "offer {i}: bad hosts {o:?}"
+            );
+            assert!(
+                o.class < 8 && o.packet_bytes > 0 && o.rate.bps() > 0,
+                "offer {i}: bad class, size or rate {o:?}"
+            );
+            let source = q.add_source();
+            // A rate above the link's is the link's: the serializer paces the source then.
+            let rate = o.rate.min(link_rate(o.host));
+            let flow = flow_hash(o.host, o.dst, 49152u16.wrapping_add(i as u16), 4791);
+            kit.offers.push(OfferState {
+                offer: *o,
+                sent: 0,
+                last_sent: SimTime::ZERO,
+                blocked: false,
+                source,
+                flow,
+                gap: rate.serialization_time(o.packet_bytes as u64),
+            });
+            if o.count > 0 {
+                q.schedule(o.start, source, kinds.send, i as u32, 0);
+            }
+        }
+        for (i, p) in self.pauses.iter().enumerate() {
+            assert!(
+                (p.host as usize) < hosts && p.class < 8 && p.from <= p.until,
+                "pause {i}: {p:?}"
+            );
+            let source = q.add_source();
+            q.schedule(p.from, source, kinds.pfc, i as u32, 1);
+            q.schedule(p.until, source, kinds.pfc, i as u32, 0);
+            kit.pauses.push((*p, source));
+        }
+        kit.kinds = Some(kinds);
+        world.insert_resource(kit);
+        world.resource_mut::<HostReceiver>().0 = Some(Box::new(Sink));
+    }
+}
+
+/// `testkit.send`: offer `target` puts its next packet on its host's link.
+#[derive(Default)]
+struct SendHandler {
+    state: Option<(Arc<FabricIndex>, QueryState<&'static mut LinkDirection>)>,
+}
+
+impl Handler for SendHandler {
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+        let (fabric, dirs) = self
+            .state
+            .get_or_insert_with(|| (world.resource::<Fabric>().0.clone(), world.query()));
+        let now = q.now();
+        let mut kit = world.resource_mut::<TestKit>();
+        let kinds = kit.kinds.expect("test kit built");
+        let paused = kit.paused[kit.offers[ev.target as usize].offer.host as usize];
+        let st = &mut kit.offers[ev.target as usize];
+        let o = st.offer;
+        if paused & (1 << o.class) != 0 {
+            st.blocked = true;
+            return;
+        }
+        let mut pkt = Packet {
+            kind: PacketKind::Probe,
+            flow: st.flow,
+            src: o.host,
+            dst: o.dst,
+            psn: st.sent as u32,
+            bytes: o.packet_bytes,
+            payload: o.packet_bytes,
+            class: o.class,
+            ecn: ecn::ECT0,
+            ..Default::default()
+        };
+        st.sent += 1;
+        let (more, source, gap) = (st.sent < o.count, st.source, st.gap);
+        let e = fabric.dirs[fabric.host_egress(o.host) as usize];
+        let mut d = dirs.get_mut(world, e).expect("host link direction");
+        pkt.sent_at = now.max(d.busy_until);
+        let end = d.launch(q, fabric.kinds.arrive, now, pkt);
+        world.resource_mut::<TestKit>().offers[ev.target as usize].last_sent = end;
+        if more {
+            q.schedule(end.max(now + gap), source, kinds.send, ev.target, 0);
+        }
+    }
+}
+
+/// `testkit.pfc`: a host pause starts (data 1) or ends (data 0): a PFC frame to the switch.
+#[derive(Default)]
+struct PfcHandler {
+    state: Option<(Arc<FabricIndex>, QueryState<&'static mut LinkDirection>)>,
+}
+
+impl Handler for PfcHandler {
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+        let (fabric, dirs) = self
+            .state
+            .get_or_insert_with(|| (world.resource::<Fabric>().0.clone(), world.query()));
+        let (p, _) = world.resource::<TestKit>().pauses[ev.target as usize];
+        let frame = Packet {
+            kind: PacketKind::Pfc,
+            bytes: PFC_FRAME_BYTES as u32,
+            class: p.class,
+            aux: ev.data as u32,
+            src: p.host,
+            dst: fabric.topology.nodes[p.host as usize].ports[0].peer_node,
+            sent_at: q.now(),
+            ..Default::default()
+        };
+        let e = fabric.dirs[fabric.host_egress(p.host) as usize];
+        dirs.get_mut(world, e)
+            .expect("host link direction")
+            .launch(q, fabric.kinds.arrive, q.now(), frame);
+    }
+}
+
+/// The hosts' receiver: counts data, obeys PFC.
+struct Sink;
+
+impl PortReceiver for Sink {
+    fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
+        let now = q.now();
+        let mut kit = world.resource_mut::<TestKit>();
+        let kit = &mut *kit;
+        if pkt.kind == PacketKind::Pfc {
+            let bit = 1u8 << (pkt.class & 7);
+            let s = &mut kit.sinks[host as usize];
+            if pkt.aux != 0 {
+                kit.paused[host as usize] |= bit;
+                s.pause_received += 1;
+                return;
+            }
+            kit.paused[host as usize] &= !bit;
+            s.resume_received += 1;
+            let send = kit.kinds.expect("test kit built").send;
+            for (i, o) in kit.offers.iter_mut().enumerate() {
+                if o.blocked && o.offer.host == host && o.offer.class == pkt.class {
+                    o.blocked = false;
+                    q.schedule(now, o.source, send, i as u32, 0);
+                }
+            }
+            return;
+        }
+        let latency = now - pkt.sent_at;
+        let c = (pkt.class & 7) as usize;
+        let s = &mut kit.sinks[host as usize];
+        if s.first_arrival.is_none() {
+            s.first_arrival = Some(now);
+            s.min_latency = latency;
+        }
+        s.packets += 1;
+        s.bytes += pkt.bytes as u64;
+        s.class_packets[c] += 1;
+        s.class_bytes[c] += pkt.bytes as u64;
+        s.class_latency_sum[c] += latency.0;
+        s.last_arrival = now;
+        s.min_latency = s.min_latency.min(latency);
+        s.max_latency = s.max_latency.max(latency);
+        s.ce_marked += pkt.is_ce() as u64;
+        if kit.tracing {
+            let a = Arrival {
+                time: now,
+                host,
+                src: pkt.src,
+                class: pkt.class,
+                psn: pkt.psn,
+                latency,
+                ce: pkt.is_ce(),
+            };
+            kit.trace.push(a);
+        }
+    }
+}
+
+/// An app with the fabric of `topology` and `switch` (seed 1) and the test kit with `offers`.
+/// Panics if the switch settings do not fit the topology (a test's mistake).
+pub fn fabric_app(topology: TopologyConfig, switch: SwitchConfig, offers: Vec<Offer>) -> App {
+    fabric_app_with(
+        topology,
+        switch,
+        TestKitPlugin {
+            offers,
+            ..Default::default()
+        },
+    )
+}
+
+/// `fabric_app` with a test kit of your own (host pauses, tracing).
+pub fn fabric_app_with(topology: TopologyConfig, switch: SwitchConfig, kit: TestKitPlugin) -> App {
+    let topo = topology.build().unwrap_or_else(|e| panic!("test topology: {e}"));
+    let max_ports = topo.nodes[topo.num_hosts..]
+        .iter()
+        .map(|n| n.ports.len())
+        .max()
+        .unwrap_or(0);
+    switch
+        .validate(max_ports)
+        .unwrap_or_else(|e| panic!("test switch settings: {e}"));
+    let mut app = App::new();
+    app.insert_resource(FabricConfig {
+        topology,
+        switch,
+        seed: 1,
+    });
+    app.add_plugins(FabricPlugin);
+    app.add_plugins(kit);
+    app
+}
+
+/// Runs `app` to `stop` with one beacon tick at the end.
+pub fn run_for(app: &mut App, stop: SimTime) -> RunStats {
+    app.run(RunOptions {
+        stop,
+        beacon_interval: stop,
+        progress: None,
+    })
+}

@@ -1,0 +1,174 @@
+//! Forwarding: at every switch, for every destination host, the egress ports on shortest paths
+//! (hop count), and the ECMP hash that picks one of them for a flow.
+//!
+//! A host has exactly one link, so every shortest path to a host passes through the node that host
+//! hangs off (its *attachment*, an edge or leaf switch). Routes are therefore computed by one
+//! breadth-first search per attachment rather than per host, and stored per (switch, attachment):
+//! a fat tree with k = 16 has 1,024 hosts but 128 attachments. Each entry names an interned port
+//! group, because most entries repeat a few groups ("any uplink", "the port to that leaf"). At the
+//! attachment itself the answer is the one port to the host, kept per host.
+//!
+//! ECMP: a flow's 5-tuple (here the two hosts and UDP ports; the protocol is always UDP) hashes to
+//! `flow_hash`, and each switch mixes it with its own salt (`switch_salt`) before reducing it to an
+//! index. Without a per-switch salt every tier would make the same choice for the same flow and
+//! only a fraction of the paths would ever carry traffic (hash polarization).
+
+use super::Topology;
+use engine::rng::{splitmix64, stream};
+use rand_core::Rng;
+use std::collections::{HashMap, VecDeque};
+
+/// Shortest-path next hops from every switch to every host.
+#[derive(Clone, Debug)]
+pub struct Routes {
+    num_hosts: usize,
+    /// Per host: index of its attachment in `attachment_node`.
+    host_attachment: Vec<u32>,
+    /// Per host: the port of its attachment node that leads to it.
+    host_port: Vec<u16>,
+    /// Per attachment index: the node id.
+    attachment_node: Vec<u32>,
+    /// `group[(switch - num_hosts) * attachments + a]`: the port group from that switch towards
+    /// attachment `a`.
+    group: Vec<u32>,
+    /// Group g is `ports[group_start[g]..group_start[g + 1]]`, sorted.
+    group_start: Vec<u32>,
+    ports: Vec<u16>,
+}
+
+impl Routes {
+    /// Computes next hops for every (switch, host) pair by breadth-first search (hop count).
+    pub fn compute(topo: &Topology) -> Routes {
+        let num_hosts = topo.num_hosts;
+        let mut attachment_of_node: HashMap<u32, u32> = HashMap::new();
+        let mut attachment_node = Vec::new();
+        let (mut host_attachment, mut host_port) = (Vec::with_capacity(num_hosts), Vec::with_capacity(num_hosts));
+        for h in 0..num_hosts {
+            // A built topology gives every host one port; a hand-made one without is unreachable.
+            let Some(nic) = topo.nodes[h].ports.first() else {
+                host_attachment.push(u32::MAX);
+                host_port.push(0);
+                continue;
+            };
+            let a = *attachment_of_node.entry(nic.peer_node).or_insert_with(|| {
+                attachment_node.push(nic.peer_node);
+                (attachment_node.len() - 1) as u32
+            });
+            host_attachment.push(a);
+            host_port.push(nic.peer_port);
+        }
+
+        let num_switches = topo.num_switches();
+        let attachments = attachment_node.len();
+        let mut group = vec![u32::MAX; num_switches * attachments];
+        let mut interned: HashMap<Vec<u16>, u32> = HashMap::new();
+        let (mut group_start, mut ports) = (vec![0u32], Vec::new());
+        let mut scratch = Vec::new();
+        for (a, &target) in attachment_node.iter().enumerate() {
+            let dist = hop_counts(topo, target);
+            for s in 0..num_switches {
+                let node = &topo.nodes[num_hosts + s];
+                let d = dist[num_hosts + s];
+                scratch.clear();
+                if d != u32::MAX && d > 0 {
+                    // Ports are visited in order, so the group comes out sorted.
+                    let closer = node
+                        .ports
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| dist[p.peer_node as usize] == d - 1);
+                    scratch.extend(closer.map(|(i, _)| i as u16));
+                }
+                let g = match interned.get(scratch.as_slice()) {
+                    Some(&g) => g,
+                    None => {
+                        ports.extend_from_slice(&scratch);
+                        group_start.push(ports.len() as u32);
+                        let g = (group_start.len() - 2) as u32;
+                        interned.insert(scratch.clone(), g);
+                        g
+                    }
+                };
+                group[s * attachments + a] = g;
+            }
+        }
+        Routes {
+            num_hosts,
+            host_attachment,
+            host_port,
+            attachment_node,
+            group,
+            group_start,
+            ports,
+        }
+    }
+
+    /// The egress ports of `switch` (a node id) on shortest paths to `dst_host`, sorted. Empty if
+    /// the host cannot be reached. `switch` must be a switch and `dst_host` a host of the topology
+    /// the routes were computed from.
+    #[inline]
+    pub fn next_hops(&self, switch: u32, dst_host: u32) -> &[u16] {
+        debug_assert!(
+            switch as usize >= self.num_hosts,
+            "next_hops: node {switch} is a host, not a switch"
+        );
+        let a = self.host_attachment[dst_host as usize];
+        if a == u32::MAX {
+            return &[];
+        }
+        if self.attachment_node[a as usize] == switch {
+            return std::slice::from_ref(&self.host_port[dst_host as usize]);
+        }
+        let row = (switch as usize - self.num_hosts) * self.attachment_node.len() + a as usize;
+        let g = self.group[row] as usize;
+        &self.ports[self.group_start[g] as usize..self.group_start[g + 1] as usize]
+    }
+
+    /// Number of distinct port groups the table holds (a measure of its size).
+    pub fn num_groups(&self) -> usize {
+        self.group_start.len() - 1
+    }
+}
+
+/// Hop counts from `from` to every node (`u32::MAX` where unreachable), by breadth-first search.
+pub fn hop_counts(topo: &Topology, from: u32) -> Vec<u32> {
+    let mut dist = vec![u32::MAX; topo.nodes.len()];
+    let mut queue = VecDeque::from([from]);
+    dist[from as usize] = 0;
+    while let Some(n) = queue.pop_front() {
+        let d = dist[n as usize] + 1;
+        for p in &topo.nodes[n as usize].ports {
+            let slot = &mut dist[p.peer_node as usize];
+            if *slot == u32::MAX {
+                *slot = d;
+                queue.push_back(p.peer_node);
+            }
+        }
+    }
+    dist
+}
+
+/// A stable 64-bit hash of a flow's addresses and UDP ports (the protocol is always UDP, so the
+/// 5-tuple reduces to these four). The same flow hashes the same on every platform and build.
+#[inline]
+pub fn flow_hash(src_host: u32, dst_host: u32, udp_src_port: u16, udp_dst_port: u16) -> u64 {
+    let hosts = (src_host as u64) << 32 | dst_host as u64;
+    let ports = (udp_src_port as u64) << 16 | udp_dst_port as u64;
+    splitmix64(splitmix64(hosts) ^ ports)
+}
+
+/// Which of `n` equal-cost ports a switch with salt `salt` gives the flow hashing to `flow`: the
+/// salted hash, remixed, scaled onto `0..n` (multiply-shift, no modulo bias to speak of). Returns
+/// 0 when `n` is 0 or 1.
+#[inline]
+pub fn ecmp_choice(salt: u64, flow: u64, n: usize) -> usize {
+    ((splitmix64(flow ^ salt) as u128 * n as u128) >> 64) as usize
+}
+
+/// The ECMP salt of `switch_node` under `seed`: the first draw of the `("ecmp-salt", node)` stream.
+pub fn switch_salt(seed: u64, switch_node: u32) -> u64 {
+    stream(seed, "ecmp-salt", switch_node as u64).next_u64()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,474 @@
+//! What the NIC does when an event reaches it: the contract's requests from the application
+//! (`listen`, `connect`, `post_wqe`), its own transmit wake-ups, and the packets the fabric hands
+//! to the host's port. Every handler holds one `NicLogic`, built on its first event, with the
+//! query states and ids it needs; the state itself lives in the `IdealNic` components.
+//!
+//! The port sends one frame at a time: when its serializer frees and it has more to send, it
+//! schedules a wake-up (`ideal_nic.tx`) at that instant, so a NIC with work costs one event per
+//! frame besides the link's arrival.
+
+use crate::config::IdealNicConfig;
+use crate::state::{IdealNic, Qp, Waiting};
+use bevy_ecs::prelude::*;
+use engine::prelude::*;
+use models::fabric::link::LinkDirection;
+use models::fabric::{Fabric, FabricIndex, HostReceiver, PortReceiver};
+use models::nic::{Connections, NicContract, QpRole, QueuePair, Wqe, WqeTimes};
+use models::packet::{Packet, PacketKind, ecn};
+use models::topology::flow_hash;
+use models::wire::{CM_MESSAGE_BYTES, Opcode, ROCE_ACK_BYTES, Udp};
+use std::sync::Arc;
+
+/// The NIC's own event kind.
+#[derive(Resource, Clone, Copy, Debug)]
+pub struct IdealNicKinds {
+    /// The port's serializer is free: send the next frame. Target: host.
+    pub tx: EventKind,
+}
+
+/// The NIC entity of each host, and the Initiator's QPN of each connection (so `post_wqe`, which
+/// names a connection, finds its queue pair without a map).
+#[derive(Resource, Debug, Default)]
+pub struct IdealNicIndex {
+    pub nics: Vec<Entity>,
+    /// `initiator_qpn[connection]`, `u32::MAX` before `connect`.
+    pub initiator_qpn: Vec<u32>,
+}
+
+/// `Build`, in `BuildSet::Nics`: a NIC per host, in host order (so its event source ids are
+/// stable), and the receiver the fabric hands arriving packets to.
+pub fn spawn_nics(world: &mut World) {
+    let fabric = world.resource::<Fabric>().0.clone();
+    let mut nics = Vec::with_capacity(fabric.num_hosts());
+    for host in 0..fabric.num_hosts() as u32 {
+        let source = world.resource_mut::<EventQueue>().add_source();
+        let egress = fabric.dirs[fabric.host_egress(host) as usize];
+        nics.push(world.spawn(IdealNic::new(host, source, egress)).id());
+    }
+    world.insert_resource(IdealNicIndex {
+        nics,
+        initiator_qpn: Vec::new(),
+    });
+    world.insert_resource(HostReceiver(Some(Box::new(IdealReceiver::default()))));
+}
+
+/// What a handler needs, cached from its first event on.
+pub(crate) struct NicLogic {
+    cfg: IdealNicConfig,
+    fabric: Arc<FabricIndex>,
+    contract: NicContract,
+    tx: EventKind,
+    nics: Vec<Entity>,
+    nic_q: QueryState<&'static mut IdealNic>,
+    dir_q: QueryState<&'static mut LinkDirection>,
+    wqe_q: QueryState<&'static mut Wqe>,
+}
+
+impl NicLogic {
+    fn new(world: &mut World) -> Self {
+        NicLogic {
+            cfg: world.resource::<IdealNicConfig>().clone(),
+            fabric: world.resource::<Fabric>().0.clone(),
+            contract: *world.resource::<NicContract>(),
+            tx: world.resource::<IdealNicKinds>().tx,
+            nics: world.resource::<IdealNicIndex>().nics.clone(),
+            nic_q: world.query(),
+            dir_q: world.query(),
+            wqe_q: world.query(),
+        }
+    }
+
+    fn nic<'w>(&mut self, world: &'w mut World, host: u32) -> Mut<'w, IdealNic> {
+        self.nic_q
+            .get_mut(world, self.nics[host as usize])
+            .expect("every host has an IdealNic")
+    }
+
+    /// `listen`: the host accepts connection requests from now on.
+    fn listen(&mut self, world: &mut World, host: u32) {
+        self.nic(world, host).listening = true;
+    }
+
+    /// `connect`: reserve the Initiator's QPN and send the connection request. The Initiator's
+    /// end is created (its `QueuePair` spawned) only when the response arrives, as the spec says.
+    fn connect(&mut self, world: &mut World, q: &mut EventQueue, host: u32, connection: u32) {
+        let spec = world.resource::<Connections>().list.get(connection as usize).cloned();
+        let spec = spec.unwrap_or_else(|| panic!("connect names connection {connection}, which is not in Connections"));
+        debug_assert_eq!(spec.initiator, host, "connect targets the Initiator's host");
+        let flow = flow_hash(host, spec.responder, spec.udp_src_port, Udp::ROCEV2_PORT);
+        let mut nic = self.nic(world, host);
+        let qpn = nic.qps.len() as u32;
+        nic.qps
+            .push(Qp::new(connection, QpRole::Initiator, spec.responder, spec.class, flow));
+        // The connection id rides in the PSN field: the CM message's communication id.
+        let req = cm_packet(
+            PacketKind::ConnectRequest,
+            q.now(),
+            host,
+            spec.responder,
+            0,
+            connection,
+            qpn,
+            spec.class,
+            flow,
+        );
+        nic.push_ctrl(req);
+        let mut index = world.resource_mut::<IdealNicIndex>();
+        let slot = connection as usize;
+        if index.initiator_qpn.len() <= slot {
+            index.initiator_qpn.resize(slot + 1, u32::MAX);
+        }
+        index.initiator_qpn[slot] = qpn;
+        self.pump(world, q, host);
+    }
+
+    /// `post_wqe`: no PCIe, so the WQE is at the NIC at once; it starts now if its connection
+    /// is set up and has nothing on the wire, else waits in post order.
+    fn post_wqe(&mut self, world: &mut World, q: &mut EventQueue, host: u32, data: u64) {
+        let now = q.now();
+        let entity = Entity::try_from_bits(data).expect("post_wqe carries a WQE entity");
+        let (connection, bytes, posted) = {
+            let w = self
+                .wqe_q
+                .get(world, entity)
+                .expect("post_wqe names an entity with a Wqe");
+            (w.connection, w.bytes, w.times.posted)
+        };
+        let qpn = world
+            .resource::<IdealNicIndex>()
+            .initiator_qpn
+            .get(connection as usize)
+            .copied();
+        let qpn = qpn.filter(|&n| n != u32::MAX);
+        let qpn = qpn.unwrap_or_else(|| panic!("post_wqe on connection {connection} before its connect"));
+        let times = WqeTimes {
+            posted,
+            at_nic: now,
+            ..Default::default()
+        };
+        let cfg = self.cfg.clone();
+        let mut nic = self.nic(world, host);
+        let qp = &mut nic.qps[qpn as usize];
+        qp.waiting.push_back(Waiting {
+            wqe: entity,
+            bytes,
+            times,
+        });
+        if qp.start_next(now, &cfg) {
+            nic.schedule_qp(qpn);
+        }
+        self.pump(world, q, host);
+    }
+
+    /// A packet reached `host`'s port.
+    fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
+        match pkt.kind {
+            PacketKind::Data => self.on_data(world, q, host, pkt),
+            PacketKind::Ack => self.on_ack(world, q, host, pkt),
+            PacketKind::ConnectRequest => self.on_request(world, q, host, pkt),
+            PacketKind::ConnectResponse => self.on_response(world, q, host, pkt),
+            PacketKind::ConnectAck => {
+                let mut nic = self.nic(world, host);
+                nic.counters.cm_received += 1;
+            }
+            PacketKind::Pfc => {
+                let mut nic = self.nic(world, host);
+                let pause = pkt.aux == 1;
+                nic.paused[pkt.class as usize & 7] = pause;
+                if pause {
+                    nic.counters.pfc_pause_received += 1;
+                } else {
+                    nic.counters.pfc_resume_received += 1;
+                    self.pump(world, q, host);
+                }
+            }
+            PacketKind::Nak | PacketKind::Probe => self.nic(world, host).counters.stray_packets += 1,
+        }
+    }
+
+    /// Data at the Responder: count it; on the last packet of a WQE (AckReq), acknowledge it.
+    /// The ACK's `sent_at` is the instant the NIC generated it, which is the arrival of that last
+    /// packet: the Initiator's NIC reads it as the WQE's `last_rx`.
+    fn on_data(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
+        let now = q.now();
+        let mut nic = self.nic(world, host);
+        let Some(qp) = nic
+            .qps
+            .get_mut(pkt.qp as usize)
+            .filter(|qp| qp.role == QpRole::Responder)
+        else {
+            nic.counters.stray_packets += 1;
+            return;
+        };
+        qp.payload_received += pkt.payload as u64;
+        let (flow, remote_qpn, class) = (qp.flow, qp.remote_qpn, qp.class);
+        nic.counters.data_packets_received += 1;
+        nic.counters.payload_bytes_received += pkt.payload as u64;
+        nic.counters.ce_received += pkt.is_ce() as u64;
+        if !pkt.ack_req {
+            return;
+        }
+        nic.push_ctrl(Packet {
+            flow,
+            sent_at: now,
+            src: host,
+            dst: pkt.src,
+            qp: remote_qpn,
+            psn: pkt.psn,
+            bytes: ROCE_ACK_BYTES as u32,
+            payload: 0,
+            aux: 0,
+            kind: PacketKind::Ack,
+            opcode: Opcode::RC_ACKNOWLEDGE,
+            class,
+            ecn: ecn::ECT0,
+            ack_req: false,
+        });
+        self.pump(world, q, host);
+    }
+
+    /// An ACK at the Initiator: the WQE on the wire is complete. Its stamps go into its `Wqe`,
+    /// the application hears `wqe_completed` now, and the next waiting WQE starts.
+    fn on_ack(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
+        let now = q.now();
+        let cfg = self.cfg.clone();
+        let mut nic = self.nic(world, host);
+        nic.counters.acks_received += 1;
+        let source = nic.source;
+        let Some(qp) = nic
+            .qps
+            .get_mut(pkt.qp as usize)
+            .filter(|qp| qp.role == QpRole::Initiator)
+        else {
+            nic.counters.stray_packets += 1;
+            return;
+        };
+        let done = match qp.active {
+            Some(a) if a.sent == a.packets && a.last_psn == pkt.psn => a,
+            _ => {
+                nic.counters.stray_packets += 1;
+                return;
+            }
+        };
+        qp.active = None;
+        let restart = qp.start_next(now, &cfg);
+        let qpn = pkt.qp;
+        if restart {
+            nic.schedule_qp(qpn);
+        }
+        nic.counters.wqes_completed += 1;
+        let mut times = done.times;
+        times.last_rx = pkt.sent_at;
+        times.completed = now;
+        if let Ok(mut w) = self.wqe_q.get_mut(world, done.wqe) {
+            w.times = times;
+            w.completed = true;
+        }
+        q.schedule(now, source, self.contract.wqe_completed, host, done.wqe.to_bits());
+        self.pump(world, q, host);
+    }
+
+    /// A connection request at the Responder: if the host listens, create the Responder's end
+    /// and answer with its QPN.
+    fn on_request(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
+        let now = q.now();
+        let connection = pkt.psn;
+        let spec = world.resource::<Connections>().list.get(connection as usize).cloned();
+        let mut nic = self.nic(world, host);
+        nic.counters.cm_received += 1;
+        let Some(spec) = spec.filter(|_| nic.listening) else {
+            nic.counters.rejected_requests += 1;
+            return;
+        };
+        let flow = flow_hash(host, pkt.src, spec.udp_src_port, Udp::ROCEV2_PORT);
+        let qpn = nic.qps.len() as u32;
+        let mut qp = Qp::new(connection, QpRole::Responder, pkt.src, spec.class, flow);
+        qp.remote_qpn = pkt.aux;
+        nic.qps.push(qp);
+        let resp = cm_packet(
+            PacketKind::ConnectResponse,
+            now,
+            host,
+            pkt.src,
+            pkt.aux,
+            connection,
+            qpn,
+            spec.class,
+            flow,
+        );
+        nic.push_ctrl(resp);
+        world.spawn(QueuePair {
+            connection,
+            host,
+            role: QpRole::Responder,
+            qpn,
+            created_at: now,
+        });
+        self.pump(world, q, host);
+    }
+
+    /// The response at the Initiator: create its end, acknowledge, report `established`, and
+    /// start any WQE posted meanwhile.
+    fn on_response(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
+        let now = q.now();
+        let cfg = self.cfg.clone();
+        let mut nic = self.nic(world, host);
+        nic.counters.cm_received += 1;
+        let source = nic.source;
+        let Some(qp) = nic
+            .qps
+            .get_mut(pkt.qp as usize)
+            .filter(|qp| qp.role == QpRole::Initiator && !qp.ready)
+        else {
+            nic.counters.stray_packets += 1;
+            return;
+        };
+        qp.remote_qpn = pkt.aux;
+        qp.ready = true;
+        let (connection, class, flow, remote) = (qp.connection, qp.class, qp.flow, qp.remote_host);
+        let restart = qp.start_next(now, &cfg);
+        if restart {
+            nic.schedule_qp(pkt.qp);
+        }
+        nic.push_ctrl(cm_packet(
+            PacketKind::ConnectAck,
+            now,
+            host,
+            remote,
+            pkt.aux,
+            connection,
+            pkt.qp,
+            class,
+            flow,
+        ));
+        world.spawn(QueuePair {
+            connection,
+            host,
+            role: QpRole::Initiator,
+            qpn: pkt.qp,
+            created_at: now,
+        });
+        q.schedule(now, source, self.contract.established, host, connection as u64);
+        self.pump(world, q, host);
+    }
+
+    /// Sends the next frame if the port is free, and arranges a wake-up for when it frees if
+    /// more is queued. At most one wake-up per NIC is pending.
+    fn pump(&mut self, world: &mut World, q: &mut EventQueue, host: u32) {
+        let now = q.now();
+        let (pkt, egress) = {
+            let cfg = &self.cfg;
+            let mut nic = self
+                .nic_q
+                .get_mut(world, self.nics[host as usize])
+                .expect("every host has an IdealNic");
+            if nic.tx_scheduled {
+                return;
+            }
+            if nic.busy_until > now {
+                if nic.has_tx_work() {
+                    nic.tx_scheduled = true;
+                    q.schedule(nic.busy_until, nic.source, self.tx, host, 0);
+                }
+                return;
+            }
+            let Some(pkt) = nic.next_frame(now, cfg) else { return };
+            (pkt, nic.egress)
+        };
+        let end = self
+            .dir_q
+            .get_mut(world, egress)
+            .expect("host egress link direction")
+            .launch(q, self.fabric.kinds.arrive, now, pkt);
+        let mut nic = self.nic(world, host);
+        nic.busy_until = end;
+        if nic.has_tx_work() {
+            nic.tx_scheduled = true;
+            q.schedule(end, nic.source, self.tx, host, 0);
+        }
+    }
+
+    /// `ideal_nic.tx`: the wake-up fired.
+    fn on_tx(&mut self, world: &mut World, q: &mut EventQueue, host: u32) {
+        self.nic(world, host).tx_scheduled = false;
+        self.pump(world, q, host);
+    }
+}
+
+/// A connection manager message: `qp` the destination QPN (0 for a request), `aux` the sender's
+/// QPN, the connection id in `psn`.
+#[allow(clippy::too_many_arguments)]
+fn cm_packet(
+    kind: PacketKind,
+    now: SimTime,
+    src: u32,
+    dst: u32,
+    qp: u32,
+    connection: u32,
+    own_qpn: u32,
+    class: u8,
+    flow: u64,
+) -> Packet {
+    Packet {
+        flow,
+        sent_at: now,
+        src,
+        dst,
+        qp,
+        psn: connection,
+        bytes: CM_MESSAGE_BYTES as u32,
+        payload: 0,
+        aux: own_qpn,
+        kind,
+        opcode: Opcode::UD_SEND_ONLY,
+        class,
+        ecn: ecn::ECT0,
+        ack_req: false,
+    }
+}
+
+/// Which contract request or own event a handler serves.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Op {
+    Listen,
+    Connect,
+    PostWqe,
+    Tx,
+}
+
+/// The handler of one of the NIC's event kinds.
+pub(crate) struct NicHandler {
+    op: Op,
+    logic: Option<NicLogic>,
+}
+
+impl NicHandler {
+    pub(crate) fn new(op: Op) -> Self {
+        NicHandler { op, logic: None }
+    }
+}
+
+impl Handler for NicHandler {
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+        let logic = self.logic.get_or_insert_with(|| NicLogic::new(world));
+        match self.op {
+            Op::Listen => logic.listen(world, ev.target),
+            Op::Connect => logic.connect(world, q, ev.target, ev.data as u32),
+            Op::PostWqe => logic.post_wqe(world, q, ev.target, ev.data),
+            Op::Tx => logic.on_tx(world, q, ev.target),
+        }
+    }
+}
+
+/// The port receiver the fabric takes from `HostReceiver`.
+#[derive(Default)]
+pub struct IdealReceiver {
+    logic: Option<NicLogic>,
+}
+
+impl PortReceiver for IdealReceiver {
+    fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
+        let logic = self.logic.get_or_insert_with(|| NicLogic::new(world));
+        logic.receive(world, q, host, pkt);
+    }
+}

@@ -1,0 +1,28 @@
+//! `IdealNic` in the scenario registry: how a scenario's `nic: IdealNic((...))` becomes this
+//! plugin.
+
+use crate::{IdealNicConfig, IdealNicPlugin};
+use models::nic::NicPools;
+use models::registry::NicModel;
+
+impl NicModel for IdealNicConfig {
+    fn validate(&self) -> Result<(), String> {
+        IdealNicConfig::validate(self).map_err(|e| e.to_string())
+    }
+    /// Unbounded buffers: every class may carry data.
+    fn pools(&self) -> NicPools {
+        NicPools {
+            egress: [true; 8],
+            ingress: [true; 8],
+        }
+    }
+    fn add_to(&self, app: &mut engine::app::App) {
+        app.add_plugins(IdealNicPlugin { config: self.clone() });
+    }
+}
+
+impl engine::registry::Choice<dyn NicModel> for IdealNicConfig {
+    fn boxed(self) -> Box<dyn NicModel> {
+        Box::new(self)
+    }
+}

@@ -1,0 +1,21 @@
+//! The NIC's beacon columns: running totals over every host's NIC.
+
+use crate::state::{NicCounters, RoceNic};
+use bevy_ecs::prelude::*;
+use engine::prelude::*;
+
+/// Sums `f` over every NIC in the world.
+pub fn total(world: &World, f: impl Fn(&NicCounters) -> u64) -> u64 {
+    match world.try_query::<&RoceNic>() {
+        Some(mut q) => q.iter(world).map(|n| f(&n.counters)).sum(),
+        None => 0,
+    }
+}
+
+pub fn register_beacon_columns(app: &mut App) {
+    app.add_beacon_column("nic_data_packets", |w| total(w, |c| c.data_packets_sent));
+    app.add_beacon_column("nic_data_bytes", |w| total(w, |c| c.data_bytes_sent));
+    app.add_beacon_column("nic_pfc_pause_sent", |w| total(w, |c| c.pfc_pause_sent));
+    app.add_beacon_column("nic_pfc_pause_received", |w| total(w, |c| c.pfc_pause_received));
+    app.add_beacon_column("nic_retransmitted", |w| total(w, |c| c.retransmitted_packets));
+}

@@ -1,0 +1,273 @@
+//! `RoceNicPlugin`: builds a `RoceNic` on every host and registers the handlers of the NIC
+//! contract (`listen`, `connect`, `post_wqe`), of its own events (`roce.doorbell`, `roce.tx`,
+//! `roce.rto`, `roce.resume`), and the fabric's `PortReceiver` for packets reaching a host.
+
+use crate::config::RoceNicConfig;
+use crate::rx::Effect;
+use crate::state::{Qp, RoceNic};
+use crate::tx::{Ctx, Parts};
+use bevy_ecs::prelude::*;
+use bevy_ecs::schedule::IntoScheduleConfigs;
+use engine::prelude::*;
+use models::fabric::link::LinkDirection;
+use models::fabric::{Fabric, FabricIndex, HostReceiver, PortReceiver};
+use models::nic::{Connections, NicContract, NicPools, QpRole, Wqe};
+use models::packet::{Packet, PacketKind};
+use models::pcie::PcieLink;
+use models::sets::BuildSet;
+use std::sync::Arc;
+
+/// The Scala RoCE NIC, selected in RON as `nic: RoceNic((...))`.
+#[derive(Clone, Debug, Default)]
+pub struct RoceNicPlugin {
+    pub config: RoceNicConfig,
+}
+
+/// The built NICs: entity of each host's NIC, and the shared settings.
+#[derive(Resource, Clone)]
+pub struct RoceNics {
+    pub nics: Vec<Entity>,
+    pub ctx: Ctx,
+}
+
+#[derive(Resource)]
+struct PendingCtx(Ctx);
+
+impl Plugin for RoceNicPlugin {
+    fn build(&self, app: &mut App) {
+        let contract = *app.world.resource::<NicContract>();
+        let ctx = Ctx {
+            cfg: Arc::new(self.config.clone()),
+            arrive: EventKind(u16::MAX), // filled in at build, from the fabric
+            tx: app.add_event_kind("roce.tx"),
+            rto: app.add_event_kind("roce.rto"),
+            resume: app.add_event_kind("roce.resume"),
+            doorbell: app.add_event_kind("roce.doorbell"),
+            wqe_completed: contract.wqe_completed,
+            established: contract.established,
+        };
+        app.insert_resource(NicPools {
+            egress: self.config.EgressBufferManager.has_pool(),
+            ingress: self.config.IngressBufferManager.as_buffer().has_pool(),
+        });
+        app.insert_resource(PendingCtx(ctx.clone()));
+        app.add_systems(Build, build_nics.in_set(BuildSet::Nics));
+        app.set_handler(contract.listen, NicHandler::new(Op::Listen));
+        app.set_handler(contract.connect, NicHandler::new(Op::Connect));
+        app.set_handler(contract.post_wqe, NicHandler::new(Op::Post));
+        app.set_handler(ctx.doorbell, NicHandler::new(Op::Doorbell));
+        app.set_handler(ctx.tx, NicHandler::new(Op::Tx));
+        app.set_handler(ctx.rto, NicHandler::new(Op::Rto));
+        app.set_handler(ctx.resume, NicHandler::new(Op::Resume));
+        crate::counters::register_beacon_columns(app);
+    }
+}
+
+fn build_nics(world: &mut World) {
+    let fabric = world.resource::<Fabric>().0.clone();
+    let mut ctx = world.resource::<PendingCtx>().0.clone();
+    ctx.arrive = fabric.kinds.arrive;
+    let mut nics = Vec::with_capacity(fabric.num_hosts());
+    for host in 0..fabric.num_hosts() as u32 {
+        let source = world.resource_mut::<EventQueue>().add_source();
+        nics.push(world.spawn(RoceNic::new(host, source, &ctx.cfg)).id());
+    }
+    world.insert_resource(RoceNics { nics, ctx: ctx.clone() });
+    world.resource_mut::<HostReceiver>().0 = Some(Box::new(NicAccess::default()));
+}
+
+type PartsQuery = QueryState<(
+    Option<&'static mut RoceNic>,
+    Option<&'static mut PcieLink>,
+    Option<&'static mut LinkDirection>,
+)>;
+
+/// Cached access to a host's NIC, PCIe link and egress link direction.
+#[derive(Default)]
+struct NicAccess {
+    st: Option<AccessState>,
+    effects: Vec<Effect>,
+}
+
+struct AccessState {
+    fabric: Arc<FabricIndex>,
+    nics: RoceNics,
+    parts: PartsQuery,
+    contract: NicContract,
+}
+
+impl NicAccess {
+    fn state(&mut self, world: &mut World) -> &mut AccessState {
+        self.st.get_or_insert_with(|| AccessState {
+            fabric: world.resource::<Fabric>().0.clone(),
+            nics: world.resource::<RoceNics>().clone(),
+            parts: world.query(),
+            contract: *world.resource::<NicContract>(),
+        })
+    }
+
+    /// Runs `f` on host `host`'s parts, then applies what it asked of the world.
+    #[inline]
+    fn with<R>(
+        &mut self,
+        world: &mut World,
+        host: u32,
+        f: impl FnOnce(&mut Parts<'_>, &Ctx, &mut Vec<Effect>) -> R,
+    ) -> R {
+        let mut effects = std::mem::take(&mut self.effects);
+        let st = self.state(world);
+        let h = host as usize;
+        let ents = [
+            st.nics.nics[h],
+            st.fabric.pcie[h],
+            st.fabric.dirs[st.fabric.host_egress(host) as usize],
+        ];
+        let r = {
+            let [(nic, _, _), (_, pcie, _), (_, _, wire)] = st.parts.get_many_mut(world, ents).expect("NIC parts");
+            let (mut nic, mut pcie, mut wire) = (
+                nic.expect("RoceNic"),
+                pcie.expect("PcieLink"),
+                wire.expect("LinkDirection"),
+            );
+            let mut parts = Parts {
+                nic: &mut nic,
+                pcie: &mut pcie,
+                wire: &mut wire,
+            };
+            f(&mut parts, &st.nics.ctx, &mut effects)
+        };
+        for e in effects.drain(..) {
+            match e {
+                Effect::SpawnQp(qp) => {
+                    world.spawn(qp);
+                }
+                Effect::Complete { wqe, times } => {
+                    if let Some(mut w) = world.get_mut::<Wqe>(wqe) {
+                        w.times = times;
+                        w.completed = true;
+                    }
+                }
+            }
+        }
+        self.effects = effects;
+        r
+    }
+}
+
+impl PortReceiver for NicAccess {
+    #[inline]
+    fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
+        self.with(world, host, |p, ctx, out| p.receive(q, ctx, pkt, out));
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Listen,
+    Connect,
+    Post,
+    Doorbell,
+    Tx,
+    Rto,
+    Resume,
+}
+
+struct NicHandler {
+    op: Op,
+    access: NicAccess,
+}
+
+impl NicHandler {
+    fn new(op: Op) -> Self {
+        NicHandler {
+            op,
+            access: NicAccess::default(),
+        }
+    }
+}
+
+impl Handler for NicHandler {
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+        let host = ev.target;
+        match self.op {
+            Op::Listen => self.access.with(world, host, |p, _, _| p.nic.listening = true),
+            Op::Connect => {
+                let spec = world.resource::<Connections>().list[ev.data as usize].clone();
+                self.access.with(world, host, |p, ctx, _| {
+                    let qpn = p.nic.qps.len() as u32;
+                    let flow = models::topology::routing::flow_hash(host, spec.responder, spec.udp_src_port, 4791);
+                    p.nic
+                        .qps
+                        .push(Qp::new(spec.id, QpRole::Initiator, spec.responder, spec.class, flow));
+                    // The request's `aux` is our QPN; `psn` the connection id; the high bits
+                    // of `flow` carry the UDP source port for the Responder's reverse hash.
+                    let req = Packet {
+                        flow: flow & 0x0000_FFFF_FFFF_FFFF | (spec.udp_src_port as u64) << 48,
+                        src: host,
+                        dst: spec.responder,
+                        qp: u32::MAX,
+                        psn: spec.id,
+                        bytes: models::wire::CM_MESSAGE_BYTES as u32,
+                        aux: qpn,
+                        kind: PacketKind::ConnectRequest,
+                        opcode: models::wire::Opcode::UD_SEND_ONLY,
+                        class: spec.class,
+                        ..Default::default()
+                    };
+                    p.send_ctrl(q, ctx, req, false);
+                });
+            }
+            Op::Post => {
+                let wqe = Entity::from_bits(ev.data);
+                let conn = world.get::<Wqe>(wqe).expect("posted WQE entity").connection;
+                let doorbell = world.resource::<Connections>().list[conn as usize].doorbell_bytes;
+                let source = self.access.with(world, host, |p, ctx, _| {
+                    let at = p.pcie.host_write(&ctx.cfg.Pcie, q.now(), doorbell);
+                    (at, p.nic.source, ctx.doorbell)
+                });
+                q.schedule(source.0, source.1, source.2, host, ev.data);
+            }
+            Op::Doorbell => {
+                let wqe = Entity::from_bits(ev.data);
+                let (conn, bytes, mut times) = {
+                    let w = world.get::<Wqe>(wqe).expect("posted WQE entity");
+                    (w.connection, w.bytes, w.times)
+                };
+                times.at_nic = q.now();
+                self.access.with(world, host, |p, ctx, _| {
+                    let Some(qpn) = p
+                        .nic
+                        .qps
+                        .iter()
+                        .position(|qp| qp.connection == conn && qp.role == QpRole::Initiator)
+                    else {
+                        return;
+                    };
+                    p.nic.qps[qpn].waiting.push_back((wqe, bytes, times));
+                    p.activate_next(q, ctx, qpn as u32);
+                });
+            }
+            Op::Tx => self.access.with(world, host, |p, ctx, _| {
+                if p.nic.tx_timer == q.now() {
+                    p.nic.tx_timer = SimTime::MAX;
+                    p.pump(q, ctx);
+                }
+            }),
+            Op::Rto => self.access.with(world, host, |p, ctx, _| {
+                let qpn = ev.data as u32;
+                let Some(a) = p.nic.qps.get(qpn as usize).and_then(|qp| qp.active.as_ref()) else {
+                    return;
+                };
+                if a.rto_deadline == q.now() && a.sent == a.packets {
+                    let from = a.acked_upto;
+                    p.nic.counters.timeouts += 1;
+                    p.rewind(q, ctx, qpn, from);
+                }
+            }),
+            Op::Resume => self
+                .access
+                .with(world, host, |p, ctx, _| p.on_resume_check(q, ctx, ev.data as usize)),
+        }
+        let _ = self.access.st.as_ref().map(|s| s.contract);
+    }
+}

@@ -1,0 +1,295 @@
+//! The receive side: data into the receive pool and over PCIe into host memory, go-back-N and
+//! acknowledgments at the Responder; ACK, NAK and completion at the Initiator; PFC from the
+//! switch; connection setup.
+//!
+//! Acknowledgment rule (ours, configurable): the Responder acknowledges a data packet that
+//! carries AckReq (the sender sets it on the last packet of each WQE) and, with
+//! `AckEveryPackets` = N > 0, every N-th in-order packet. ACKs are cumulative. An ACK or NAK
+//! carries in `sent_at` the time the data it answers arrived, which gives the WQE's `last_rx`
+//! stamp at the Initiator.
+//!
+//! PFC at the NIC: a class's receive pool holds each packet until its payload is written to host
+//! memory over PCIe. Past XOFF the NIC sends PAUSE for that class; once the writes have brought
+//! the pool to XON or below (a time known from the PCIe schedule) it sends RESUME.
+
+use crate::tx::{Ctx, Parts};
+use engine::prelude::*;
+use models::nic::{QpRole, QueuePair};
+use models::packet::{Packet, PacketKind};
+use models::wire::{CM_MESSAGE_BYTES, Opcode, PFC_FRAME_BYTES, ROCE_ACK_BYTES};
+
+/// What a receive asks the world to do once the NIC's borrow ends.
+#[derive(Debug)]
+pub enum Effect {
+    SpawnQp(QueuePair),
+    Complete {
+        wqe: bevy_ecs::entity::Entity,
+        times: models::nic::WqeTimes,
+    },
+}
+
+impl Parts<'_> {
+    pub fn receive(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet, out: &mut Vec<Effect>) {
+        match pkt.kind {
+            PacketKind::Data => self.rx_data(q, ctx, pkt),
+            PacketKind::Ack => self.rx_ack(q, ctx, pkt, out),
+            PacketKind::Nak => {
+                if let Some(qpn) = self.initiator_qp(pkt.qp) {
+                    self.rewind(q, ctx, qpn, pkt.psn);
+                }
+            }
+            PacketKind::Pfc => {
+                let c = pkt.class as usize & 7;
+                if pkt.aux == 1 {
+                    self.nic.paused[c] = true;
+                    self.nic.counters.pfc_pause_received += 1;
+                } else {
+                    self.nic.paused[c] = false;
+                    self.nic.counters.pfc_resume_received += 1;
+                    self.pump(q, ctx);
+                }
+            }
+            PacketKind::ConnectRequest => self.rx_connect_request(q, ctx, pkt, out),
+            PacketKind::ConnectResponse => self.rx_connect_response(q, ctx, pkt, out),
+            PacketKind::ConnectAck | PacketKind::Probe => {}
+        }
+    }
+
+    fn initiator_qp(&self, qpn: u32) -> Option<u32> {
+        let qp = self.nic.qps.get(qpn as usize)?;
+        (qp.role == QpRole::Initiator).then_some(qpn)
+    }
+
+    fn reply(&self, to: &Packet, kind: PacketKind, psn: u32, sent_at: SimTime, remote_qpn: u32, flow: u64) -> Packet {
+        Packet {
+            flow,
+            sent_at,
+            src: self.nic.host,
+            dst: to.src,
+            qp: remote_qpn,
+            psn,
+            bytes: ROCE_ACK_BYTES as u32,
+            payload: 0,
+            aux: 0,
+            kind,
+            opcode: Opcode::RC_ACKNOWLEDGE,
+            class: to.class,
+            ecn: 0,
+            ack_req: false,
+        }
+    }
+
+    fn rx_data(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet) {
+        let now = q.now();
+        let Some(qp) = self.nic.qps.get(pkt.qp as usize) else {
+            return;
+        };
+        if qp.role != QpRole::Responder {
+            return;
+        }
+        let (expected, remote_qpn, flow) = (qp.expected_psn, qp.remote_qpn, qp.flow);
+        if pkt.psn > expected {
+            self.nic.counters.out_of_sequence += 1;
+            let qp = &mut self.nic.qps[pkt.qp as usize];
+            if !qp.nak_sent {
+                qp.nak_sent = true;
+                self.nic.counters.naks_sent += 1;
+                let nak = self.reply(&pkt, PacketKind::Nak, expected, now, remote_qpn, flow);
+                self.send_ctrl(q, ctx, nak, false);
+            }
+            return;
+        }
+        if pkt.psn < expected {
+            // A duplicate from a go-back-N resend: re-acknowledge so the sender moves on.
+            if pkt.ack_req {
+                self.nic.counters.acks_sent += 1;
+                let ack = self.reply(&pkt, PacketKind::Ack, expected - 1, now, remote_qpn, flow);
+                self.send_ctrl(q, ctx, ack, false);
+            }
+            return;
+        }
+        let c = pkt.class as usize & 7;
+        self.drain_writes(now, c);
+        let held = pkt.bytes as u64;
+        if self.nic.ingress_used[c] + held > self.nic.ingress_cap[c] {
+            // Only when PFC could not hold the sender back; go-back-N recovers it.
+            self.nic.counters.ingress_drops += 1;
+            return;
+        }
+        self.nic.ingress_used[c] += held;
+        let peak = &mut self.nic.counters.ingress_peak[c];
+        *peak = (*peak).max(self.nic.ingress_used[c]);
+        let done = self.pcie.dma_write(&ctx.cfg.Pcie, now, pkt.payload as u64);
+        self.nic.writes[c].push_back((done, held));
+        self.nic.counters.data_packets_received += 1;
+        self.nic.counters.payload_bytes_received += pkt.payload as u64;
+        let every = ctx.cfg.AckEveryPackets;
+        let qp = &mut self.nic.qps[pkt.qp as usize];
+        qp.expected_psn += 1;
+        qp.nak_sent = false;
+        qp.since_ack += 1;
+        if pkt.ack_req || (every > 0 && qp.since_ack >= every) {
+            qp.since_ack = 0;
+            self.nic.counters.acks_sent += 1;
+            let ack = self.reply(&pkt, PacketKind::Ack, pkt.psn, now, remote_qpn, flow);
+            self.send_ctrl(q, ctx, ack, false);
+        }
+        if self.nic.ingress_used[c] > self.nic.xoff[c] && !self.nic.upstream_paused[c] {
+            self.nic.upstream_paused[c] = true;
+            self.nic.counters.pfc_pause_sent += 1;
+            let frame = self.pfc_frame(c, true);
+            self.send_ctrl(q, ctx, frame, true);
+        }
+        if self.nic.upstream_paused[c] {
+            self.arm_resume(q, ctx, c);
+        }
+    }
+
+    fn pfc_frame(&self, class: usize, pause: bool) -> Packet {
+        Packet {
+            src: self.nic.host,
+            dst: u32::MAX,
+            bytes: PFC_FRAME_BYTES as u32,
+            kind: PacketKind::Pfc,
+            class: class as u8,
+            aux: pause as u32,
+            ..Default::default()
+        }
+    }
+
+    /// Frees the receive pool of writes to host memory that are done by `now`.
+    fn drain_writes(&mut self, now: SimTime, c: usize) {
+        while let Some(&(done, bytes)) = self.nic.writes[c].front() {
+            if done > now {
+                break;
+            }
+            self.nic.writes[c].pop_front();
+            self.nic.ingress_used[c] -= bytes;
+        }
+    }
+
+    /// Schedules the check for RESUME at the time the pending writes bring class `c` to XON.
+    fn arm_resume(&mut self, q: &mut EventQueue, ctx: &Ctx, c: usize) {
+        let mut used = self.nic.ingress_used[c];
+        let mut at = q.now();
+        for &(done, bytes) in &self.nic.writes[c] {
+            if used <= self.nic.xon[c] {
+                break;
+            }
+            used -= bytes;
+            at = done;
+        }
+        if at < self.nic.resume_timer[c] {
+            self.nic.resume_timer[c] = at;
+            q.schedule(at, self.nic.source, ctx.resume, self.nic.host, c as u64);
+        }
+    }
+
+    /// `roce.resume`: send RESUME if class `c`'s pool is down to XON, else look again later.
+    pub fn on_resume_check(&mut self, q: &mut EventQueue, ctx: &Ctx, c: usize) {
+        let now = q.now();
+        if self.nic.resume_timer[c] == now {
+            self.nic.resume_timer[c] = SimTime::MAX;
+        }
+        if !self.nic.upstream_paused[c] {
+            return;
+        }
+        self.drain_writes(now, c);
+        if self.nic.ingress_used[c] <= self.nic.xon[c] {
+            self.nic.upstream_paused[c] = false;
+            self.nic.counters.pfc_resume_sent += 1;
+            let frame = self.pfc_frame(c, false);
+            self.send_ctrl(q, ctx, frame, true);
+        } else {
+            self.arm_resume(q, ctx, c);
+        }
+    }
+
+    fn rx_ack(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet, out: &mut Vec<Effect>) {
+        let now = q.now();
+        let Some(qpn) = self.initiator_qp(pkt.qp) else { return };
+        let qp = &mut self.nic.qps[qpn as usize];
+        let Some(a) = qp.active.as_mut() else { return };
+        if pkt.psn < a.first_psn {
+            return;
+        }
+        a.acked_upto = a.acked_upto.max(pkt.psn + 1);
+        if a.acked_upto < a.first_psn + a.packets {
+            return;
+        }
+        let mut a = qp.active.take().expect("checked above");
+        a.times.last_rx = pkt.sent_at;
+        a.times.completed = now;
+        self.nic.counters.wqes_completed += 1;
+        out.push(Effect::Complete {
+            wqe: a.wqe,
+            times: a.times,
+        });
+        q.schedule(now, self.nic.source, ctx.wqe_completed, self.nic.host, a.wqe.to_bits());
+        self.activate_next(q, ctx, qpn);
+    }
+
+    fn rx_connect_request(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet, out: &mut Vec<Effect>) {
+        if !self.nic.listening {
+            self.nic.counters.rejected_requests += 1;
+            return;
+        }
+        let now = q.now();
+        let qpn = self.nic.qps.len() as u32;
+        // The reverse path's flow hash: same 5-tuple, ends swapped.
+        let flow = models::topology::routing::flow_hash(self.nic.host, pkt.src, (pkt.flow >> 48) as u16, 4791);
+        let mut qp = crate::state::Qp::new(pkt.psn, QpRole::Responder, pkt.src, pkt.class, flow);
+        qp.remote_qpn = pkt.aux;
+        self.nic.qps.push(qp);
+        out.push(Effect::SpawnQp(QueuePair {
+            connection: pkt.psn,
+            host: self.nic.host,
+            role: QpRole::Responder,
+            qpn,
+            created_at: now,
+        }));
+        let resp = cm_packet(self.nic.host, &pkt, PacketKind::ConnectResponse, pkt.aux, qpn, flow);
+        self.send_ctrl(q, ctx, resp, false);
+    }
+
+    fn rx_connect_response(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet, out: &mut Vec<Effect>) {
+        let now = q.now();
+        let Some(qpn) = self.initiator_qp(pkt.qp) else { return };
+        let qp = &mut self.nic.qps[qpn as usize];
+        if qp.ready {
+            return;
+        }
+        qp.ready = true;
+        qp.remote_qpn = pkt.aux;
+        let (conn, flow) = (qp.connection, qp.flow);
+        out.push(Effect::SpawnQp(QueuePair {
+            connection: conn,
+            host: self.nic.host,
+            role: QpRole::Initiator,
+            qpn,
+            created_at: now,
+        }));
+        let ack = cm_packet(self.nic.host, &pkt, PacketKind::ConnectAck, pkt.aux, qpn, flow);
+        self.send_ctrl(q, ctx, ack, false);
+        q.schedule(now, self.nic.source, ctx.established, self.nic.host, conn as u64);
+        self.activate_next(q, ctx, qpn);
+    }
+}
+
+/// A connection-manager message answering `to`: `qp` is the receiver's QPN, `aux` ours, `psn`
+/// the connection id.
+pub fn cm_packet(host: u32, to: &Packet, kind: PacketKind, qp: u32, aux: u32, flow: u64) -> Packet {
+    Packet {
+        flow,
+        src: host,
+        dst: to.src,
+        qp,
+        psn: to.psn,
+        bytes: CM_MESSAGE_BYTES as u32,
+        aux,
+        kind,
+        opcode: Opcode::UD_SEND_ONLY,
+        class: to.class,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,170 @@
+//! The NIC's state: one `RoceNic` component per host, holding its queue pairs, its transmit
+//! queues per class, its two buffer managers and its counters. Queue pairs are also entities
+//! (`models::nic::QueuePair`), spawned when they are created; the hot state stays here, indexed
+//! by queue pair number, so a packet needs no lookup beyond its QPN.
+
+use crate::config::RoceNicConfig;
+use bevy_ecs::prelude::*;
+use engine::prelude::*;
+use models::nic::{QpRole, WqeTimes};
+use models::packet::Packet;
+use std::collections::VecDeque;
+
+/// The WQE at the head of a connection: the one on the wire.
+#[derive(Debug)]
+pub struct Active {
+    pub wqe: Entity,
+    pub bytes: u64,
+    pub packets: u32,
+    pub first_psn: u32,
+    /// Packets sent (the index of the next to send).
+    pub sent: u32,
+    /// Packets whose payload fetch has been issued.
+    pub fetched: u32,
+    /// When each fetched, unsent packet's payload is at the NIC, in order.
+    pub ready: VecDeque<SimTime>,
+    /// Highest PSN acknowledged, plus one (first_psn when nothing is).
+    pub acked_upto: u32,
+    pub times: WqeTimes,
+    pub first_tx_set: bool,
+    /// When the retransmission timer of this WQE fires (`SimTime::MAX`: not armed). A timer
+    /// event whose time is not this is stale (an earlier WQE's, or from before a rewind).
+    pub rto_deadline: SimTime,
+}
+
+/// One end of a connection on this NIC.
+#[derive(Debug)]
+pub struct Qp {
+    pub connection: u32,
+    pub role: QpRole,
+    /// Set up (Initiator: the response arrived; Responder: from creation).
+    pub ready: bool,
+    pub remote_host: u32,
+    pub remote_qpn: u32,
+    pub class: u8,
+    /// ECMP hash of the packets this end sends.
+    pub flow: u64,
+    // Initiator side.
+    /// WQEs at the NIC behind the active one, in post order, with their stamps so far.
+    pub waiting: VecDeque<(Entity, u64, WqeTimes)>,
+    pub active: Option<Active>,
+    pub next_psn: u32,
+    pub in_rr: bool,
+    pub fetch_blocked: bool,
+    // Responder side.
+    pub expected_psn: u32,
+    pub nak_sent: bool,
+    pub since_ack: u32,
+}
+
+impl Qp {
+    pub fn new(connection: u32, role: QpRole, remote_host: u32, class: u8, flow: u64) -> Self {
+        Qp {
+            connection,
+            role,
+            ready: role == QpRole::Responder,
+            remote_host,
+            remote_qpn: u32::MAX,
+            class,
+            flow,
+            waiting: VecDeque::new(),
+            active: None,
+            next_psn: 0,
+            in_rr: false,
+            fetch_blocked: false,
+            expected_psn: 0,
+            nak_sent: false,
+            since_ack: 0,
+        }
+    }
+}
+
+/// Counters a beacon or a test reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NicCounters {
+    pub data_packets_sent: u64,
+    pub data_bytes_sent: u64,
+    pub data_packets_received: u64,
+    pub payload_bytes_received: u64,
+    pub acks_sent: u64,
+    pub naks_sent: u64,
+    pub retransmitted_packets: u64,
+    pub timeouts: u64,
+    pub pfc_pause_sent: u64,
+    pub pfc_resume_sent: u64,
+    pub pfc_pause_received: u64,
+    pub pfc_resume_received: u64,
+    /// Data that found its receive pool full (PFC failed to hold the sender back).
+    pub ingress_drops: u64,
+    /// Out-of-sequence data dropped by go-back-N.
+    pub out_of_sequence: u64,
+    /// Connection requests that reached a host nobody listens on.
+    pub rejected_requests: u64,
+    pub wqes_completed: u64,
+    /// Peak bytes held in each receive pool.
+    pub ingress_peak: [u64; 8],
+    /// Peak bytes held in each transmit pool.
+    pub egress_peak: [u64; 8],
+}
+
+/// The NIC of one host.
+#[derive(Component, Debug)]
+pub struct RoceNic {
+    pub host: u32,
+    pub source: SourceId,
+    pub listening: bool,
+    pub qps: Vec<Qp>,
+    /// Frames sent ahead of data: PFC, ACK/NAK, connection setup.
+    pub ctrl: VecDeque<Packet>,
+    /// Queue pairs of each class with something to send, served round-robin per packet.
+    pub rr: [VecDeque<u32>; 8],
+    /// Queue pairs of each class waiting for room in the transmit pool.
+    pub fetch_waiters: [VecDeque<u32>; 8],
+    /// Classes the switch has paused on our port.
+    pub paused: [bool; 8],
+    pub egress_cap: [u64; 8],
+    pub egress_used: [u64; 8],
+    pub ingress_cap: [u64; 8],
+    pub ingress_used: [u64; 8],
+    pub xoff: [u64; 8],
+    pub xon: [u64; 8],
+    /// Payload writes to host memory in flight per class: (done at, bytes held).
+    pub writes: [VecDeque<(SimTime, u64)>; 8],
+    pub upstream_paused: [bool; 8],
+    /// Earliest pending transmit wake-up (`SimTime::MAX`: none).
+    pub tx_timer: SimTime,
+    pub resume_timer: [SimTime; 8],
+    pub counters: NicCounters,
+}
+
+impl RoceNic {
+    pub fn new(host: u32, source: SourceId, cfg: &RoceNicConfig) -> Self {
+        let ingress = cfg.IngressBufferManager.as_buffer().pools();
+        RoceNic {
+            host,
+            source,
+            listening: false,
+            qps: Vec::new(),
+            ctrl: VecDeque::new(),
+            rr: Default::default(),
+            fetch_waiters: Default::default(),
+            paused: [false; 8],
+            egress_cap: cfg.EgressBufferManager.pools(),
+            egress_used: [0; 8],
+            ingress_cap: ingress,
+            ingress_used: [0; 8],
+            xoff: ingress.map(|p| (p as f64 * cfg.IngressBufferManager.PfcXoffFraction) as u64),
+            xon: ingress.map(|p| (p as f64 * cfg.IngressBufferManager.PfcXonFraction) as u64),
+            writes: Default::default(),
+            upstream_paused: [false; 8],
+            tx_timer: SimTime::MAX,
+            resume_timer: [SimTime::MAX; 8],
+            counters: NicCounters::default(),
+        }
+    }
+
+    /// Is there anything the port could send (now or once fetched or resumed)?
+    pub fn has_tx_work(&self) -> bool {
+        !self.ctrl.is_empty() || self.rr.iter().any(|r| !r.is_empty())
+    }
+}

@@ -1,0 +1,298 @@
+//! The transmit side: WQE activation, the payload fetch pipelined with transmission, and the
+//! port's scheduler.
+//!
+//! A connection has one WQE on the wire at a time (the spec); its others wait in post order.
+//! When a WQE reaches the head, the NIC issues DMA reads for its first packets, as many as the
+//! `FetchWindow` and the class's transmit pool allow; every packet sent frees pool room and lets
+//! the next fetch go, so fetch and transmission overlap and a full pool holds fetches back
+//! instead of losing anything. The port sends control frames first (PFC, ACK/NAK, setup), then
+//! data by strict priority between classes (7 highest) skipping classes the switch has paused,
+//! queue pairs of a class round-robin per packet, each packet only once its payload is fetched.
+
+use crate::config::RoceNicConfig;
+use crate::state::{Active, RoceNic};
+
+use engine::prelude::*;
+use models::fabric::link::LinkDirection;
+use models::nic::WqeTimes;
+use models::packet::{Packet, PacketKind, ecn};
+use models::pcie::PcieLink;
+use models::wire::Opcode;
+
+/// Event kinds and settings every NIC shares.
+#[derive(Clone, Debug)]
+pub struct Ctx {
+    pub cfg: std::sync::Arc<RoceNicConfig>,
+    pub arrive: EventKind,
+    pub tx: EventKind,
+    pub rto: EventKind,
+    pub resume: EventKind,
+    pub doorbell: EventKind,
+    pub wqe_completed: EventKind,
+    pub established: EventKind,
+}
+
+impl Ctx {
+    /// Payload bytes of packet `i` of a WQE of `bytes`.
+    #[inline]
+    pub fn payload_of(&self, bytes: u64, i: u32) -> u64 {
+        let mss = self.cfg.Mss.0;
+        bytes.saturating_sub(i as u64 * mss).min(mss)
+    }
+    pub fn packets_of(&self, bytes: u64) -> u32 {
+        bytes.div_ceil(self.cfg.Mss.0).max(1) as u32
+    }
+}
+
+/// The three parts of a host a NIC handler touches.
+pub struct Parts<'a> {
+    pub nic: &'a mut RoceNic,
+    pub pcie: &'a mut PcieLink,
+    pub wire: &'a mut LinkDirection,
+}
+
+impl Parts<'_> {
+    /// Makes `wqe` the head of queue pair `qpn` and starts fetching it.
+    pub fn activate(
+        &mut self,
+        q: &mut EventQueue,
+        ctx: &Ctx,
+        qpn: u32,
+        wqe: bevy_ecs::entity::Entity,
+        bytes: u64,
+        mut times: WqeTimes,
+    ) {
+        let now = q.now();
+        times.started = now;
+        let packets = ctx.packets_of(bytes);
+        let qp = &mut self.nic.qps[qpn as usize];
+        let first_psn = qp.next_psn;
+        qp.next_psn += packets;
+        qp.active = Some(Active {
+            wqe,
+            bytes,
+            packets,
+            first_psn,
+            sent: 0,
+            fetched: 0,
+            ready: Default::default(),
+            acked_upto: first_psn,
+            times,
+            first_tx_set: false,
+            rto_deadline: SimTime::MAX,
+        });
+        self.fill_fetch(ctx, now, qpn);
+        self.enqueue_rr(qpn);
+        self.pump(q, ctx);
+    }
+
+    /// Activates the next waiting WQE of `qpn`, if the connection is set up and idle.
+    pub fn activate_next(&mut self, q: &mut EventQueue, ctx: &Ctx, qpn: u32) {
+        let qp = &mut self.nic.qps[qpn as usize];
+        if !qp.ready || qp.active.is_some() {
+            return;
+        }
+        if let Some((wqe, bytes, times)) = qp.waiting.pop_front() {
+            self.activate(q, ctx, qpn, wqe, bytes, times);
+        }
+    }
+
+    pub fn enqueue_rr(&mut self, qpn: u32) {
+        let qp = &mut self.nic.qps[qpn as usize];
+        if !qp.in_rr {
+            qp.in_rr = true;
+            self.nic.rr[qp.class as usize].push_back(qpn);
+        }
+    }
+
+    /// Issues fetches for `qpn`'s active WQE while its window and its class's pool allow.
+    pub fn fill_fetch(&mut self, ctx: &Ctx, now: SimTime, qpn: u32) {
+        let nic = &mut *self.nic;
+        let qp = &mut nic.qps[qpn as usize];
+        let Some(a) = qp.active.as_mut() else { return };
+        let c = qp.class as usize;
+        let window = ctx.cfg.FetchWindow.0;
+        while a.fetched < a.packets {
+            if (a.fetched - a.sent) as u64 * ctx.cfg.Mss.0 >= window {
+                break;
+            }
+            let payload = ctx.payload_of(a.bytes, a.fetched);
+            if nic.egress_used[c] + payload > nic.egress_cap[c] {
+                if !qp.fetch_blocked {
+                    qp.fetch_blocked = true;
+                    nic.fetch_waiters[c].push_back(qpn);
+                }
+                break;
+            }
+            nic.egress_used[c] += payload;
+            nic.counters.egress_peak[c] = nic.counters.egress_peak[c].max(nic.egress_used[c]);
+            a.ready.push_back(self.pcie.dma_read(&ctx.cfg.Pcie, now, payload));
+            a.fetched += 1;
+        }
+    }
+
+    /// Lets queue pairs waiting for pool room in class `c` fetch again.
+    fn wake_fetch_waiters(&mut self, ctx: &Ctx, now: SimTime, c: usize) {
+        while let Some(&w) = self.nic.fetch_waiters[c].front() {
+            self.nic.fetch_waiters[c].pop_front();
+            self.nic.qps[w as usize].fetch_blocked = false;
+            self.fill_fetch(ctx, now, w);
+            if self.nic.qps[w as usize].fetch_blocked {
+                break;
+            }
+        }
+    }
+
+    /// Wakes the scheduler at `t` unless it will already wake by then.
+    pub fn arm_tx(&mut self, q: &mut EventQueue, ctx: &Ctx, t: SimTime) {
+        if t < self.nic.tx_timer {
+            self.nic.tx_timer = t;
+            q.schedule(t, self.nic.source, ctx.tx, self.nic.host, 0);
+        }
+    }
+
+    /// Puts a control frame at the back (or, for PFC, the front) of the control queue.
+    pub fn send_ctrl(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet, urgent: bool) {
+        if urgent {
+            self.nic.ctrl.push_front(pkt);
+        } else {
+            self.nic.ctrl.push_back(pkt);
+        }
+        self.pump(q, ctx);
+    }
+
+    /// Sends the next frame if the port is free, and arranges to be called again when needed.
+    pub fn pump(&mut self, q: &mut EventQueue, ctx: &Ctx) {
+        let now = q.now();
+        if !self.wire.idle_at(now) {
+            let t = self.wire.busy_until;
+            self.arm_tx(q, ctx, t);
+            return;
+        }
+        if let Some(mut pkt) = self.nic.ctrl.pop_front() {
+            if pkt.kind != PacketKind::Ack && pkt.kind != PacketKind::Nak {
+                // ACK/NAK keep the time their data arrived (see rx.rs); others carry send time.
+                pkt.sent_at = now;
+            }
+            let end = self.wire.launch(q, ctx.arrive, now, pkt);
+            if self.nic.has_tx_work() {
+                self.arm_tx(q, ctx, end);
+            }
+            return;
+        }
+        let mut earliest = SimTime::MAX;
+        for c in (0..8).rev() {
+            if self.nic.paused[c] {
+                continue;
+            }
+            for _ in 0..self.nic.rr[c].len() {
+                let Some(qpn) = self.nic.rr[c].pop_front() else { break };
+                let ready_at = self.nic.qps[qpn as usize]
+                    .active
+                    .as_ref()
+                    .and_then(|a| a.ready.front().copied());
+                match ready_at {
+                    Some(t) if t <= now => {
+                        self.send_data(q, ctx, qpn, c);
+                        return;
+                    }
+                    Some(t) => {
+                        earliest = earliest.min(t);
+                        self.nic.rr[c].push_back(qpn);
+                    }
+                    None => {
+                        let qp = &mut self.nic.qps[qpn as usize];
+                        if qp.active.as_ref().is_some_and(|a| a.sent < a.packets) {
+                            // Fetch held back by a full pool: it rejoins when room frees.
+                            self.nic.rr[c].push_back(qpn);
+                        } else {
+                            qp.in_rr = false;
+                        }
+                    }
+                }
+            }
+        }
+        if earliest != SimTime::MAX {
+            self.arm_tx(q, ctx, earliest);
+        }
+    }
+
+    /// Sends the next packet of `qpn`'s active WQE (its payload is at the NIC).
+    fn send_data(&mut self, q: &mut EventQueue, ctx: &Ctx, qpn: u32, c: usize) {
+        let now = q.now();
+        let host = self.nic.host;
+        let qp = &mut self.nic.qps[qpn as usize];
+        let a = qp.active.as_mut().expect("queue pair in rr without an active WQE");
+        a.ready.pop_front();
+        let i = a.sent;
+        a.sent += 1;
+        if i == 0 && !a.first_tx_set {
+            a.first_tx_set = true;
+            a.times.first_tx = now;
+        }
+        let payload = ctx.payload_of(a.bytes, i);
+        let pkt = Packet {
+            flow: qp.flow,
+            sent_at: now,
+            src: host,
+            dst: qp.remote_host,
+            qp: qp.remote_qpn,
+            psn: a.first_psn + i,
+            bytes: (payload + ctx.cfg.HeaderBytes.0) as u32,
+            payload: payload as u32,
+            aux: 0,
+            kind: PacketKind::Data,
+            opcode: Opcode::write_opcode(i as u64, a.packets as u64),
+            class: qp.class,
+            ecn: ecn::ECT0,
+            ack_req: i + 1 == a.packets,
+        };
+        let all_sent = a.sent == a.packets;
+        if all_sent {
+            qp.in_rr = false;
+        } else {
+            self.nic.rr[c].push_back(qpn);
+        }
+        self.nic.egress_used[c] -= payload;
+        self.nic.counters.data_packets_sent += 1;
+        self.nic.counters.data_bytes_sent += pkt.bytes as u64;
+        let end = self.wire.launch(q, ctx.arrive, now, pkt);
+        if all_sent {
+            let deadline = end + ctx.cfg.RetransmitTimeout.0;
+            if let Some(a) = self.nic.qps[qpn as usize].active.as_mut() {
+                a.rto_deadline = deadline;
+            }
+            q.schedule(deadline, self.nic.source, ctx.rto, host, qpn as u64);
+        }
+        self.fill_fetch(ctx, now, qpn);
+        self.wake_fetch_waiters(ctx, now, c);
+        if self.nic.has_tx_work() {
+            self.arm_tx(q, ctx, end);
+        }
+    }
+
+    /// Go-back-N: resend `qpn`'s active WQE from `psn`, fetching its payload again.
+    pub fn rewind(&mut self, q: &mut EventQueue, ctx: &Ctx, qpn: u32, psn: u32) {
+        let now = q.now();
+        let nic = &mut *self.nic;
+        let qp = &mut nic.qps[qpn as usize];
+        let c = qp.class as usize;
+        let Some(a) = qp.active.as_mut() else { return };
+        if psn < a.first_psn || psn >= a.first_psn + a.packets {
+            return;
+        }
+        let to = psn - a.first_psn;
+        for i in a.sent..a.fetched {
+            nic.egress_used[c] -= ctx.payload_of(a.bytes, i);
+        }
+        nic.counters.retransmitted_packets += (a.sent.saturating_sub(to)) as u64;
+        a.sent = to;
+        a.fetched = to;
+        a.ready.clear();
+        a.rto_deadline = SimTime::MAX;
+        self.fill_fetch(ctx, now, qpn);
+        self.enqueue_rr(qpn);
+        self.wake_fetch_waiters(ctx, now, c);
+        self.pump(q, ctx);
+    }
+}

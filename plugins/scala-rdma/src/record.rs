@@ -1,0 +1,112 @@
+//! The `rdma-perf` record: one row per completed WQE, written by the Initiator as the
+//! completion arrives. The spec's columns in the spec's order, then ours: the Responder's node
+//! id, the connection's index in its pair, the traffic class, and the latency breakdown
+//! (doorbell, wait at the NIC, fetch, network, acknowledgment) whose parts add up to
+//! `perf_metric_usec` exactly (all are printed with picosecond digits).
+
+use crate::runtime::InitiatorInstance;
+use bevy_ecs::prelude::*;
+use engine::prelude::*;
+use engine::records::secs_column;
+use models::nic::Wqe;
+
+pub const COLUMNS: [&str; 21] = [
+    "job_id",
+    "time_utc",
+    "sim_time_sec",
+    "metric_name",
+    "perf_metric_usec",
+    "transfer_size",
+    "start_time_sec",
+    "application_name",
+    "node_id",
+    "rdma_verb",
+    "wqe_id",
+    "num_wqe_sent",
+    "num_wqe_complete",
+    "responder_node_id",
+    "connection_index",
+    "traffic_class",
+    "doorbell_usec",
+    "nic_wait_usec",
+    "fetch_usec",
+    "network_usec",
+    "ack_usec",
+];
+
+/// Microseconds with six decimals: exact picoseconds.
+pub fn usec_column(t: SimTime) -> String {
+    format!("{}.{:06}", t.0 / 1_000_000, t.0 % 1_000_000)
+}
+
+/// The open record and the row it reuses.
+#[derive(Resource)]
+pub struct PerfRecord {
+    pub id: RecordId,
+    pub job_id: String,
+    row: Vec<String>,
+}
+
+impl PerfRecord {
+    pub fn new(id: RecordId, job_id: String) -> Self {
+        PerfRecord {
+            id,
+            job_id,
+            row: Vec::with_capacity(COLUMNS.len()),
+        }
+    }
+
+    /// Writes the row of `wqe`, completed at `now` on `inst`'s connection.
+    pub fn write_row(&mut self, records: &mut Records, now: SimTime, wqe: &Wqe, inst: &InitiatorInstance) {
+        let t = &wqe.times;
+        self.row.clear();
+        self.row.extend([
+            self.job_id.clone(),
+            records.clock.now_rfc3339(),
+            secs_column(now),
+            "RDMA-WRITE".into(),
+            usec_column(t.latency()),
+            wqe.bytes.to_string(),
+            secs_column(t.posted),
+            inst.name.clone(),
+            inst.node.to_string(),
+            "RDMA_VERB_POST_WRITE".into(),
+            wqe.number.to_string(),
+            inst.posted.to_string(),
+            inst.completed.to_string(),
+            inst.responder.to_string(),
+            inst.index.to_string(),
+            inst.class.to_string(),
+        ]);
+        self.row.extend(t.breakdown().iter().map(|&x| usec_column(x)));
+        records.write(self.id, &self.row);
+    }
+}
+
+/// Opens the record (the `Start` phase).
+pub fn open(world: &mut World) {
+    let job = world
+        .get_resource::<RunInfo>()
+        .map(|r| r.job_id.clone())
+        .unwrap_or_default();
+    let Some(mut records) = world.get_resource_mut::<Records>() else {
+        return;
+    };
+    match records.register("rdma-perf", &COLUMNS) {
+        Ok(id) => {
+            world.insert_resource(PerfRecord::new(id, job));
+        }
+        Err(e) => panic!("cannot open the rdma-perf record: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usec_is_exact() {
+        assert_eq!(usec_column(SimTime(5_071_920)), "5.071920");
+        assert_eq!(usec_column(SimTime(14_000_000_001)), "14000.000001");
+    }
+}

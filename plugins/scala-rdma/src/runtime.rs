@@ -1,0 +1,254 @@
+//! The application at run time: Initiator and Responder instances as entities, one of each per
+//! connection; the timeline (listen at `StartTime`, connection requests in the client start
+//! window as `StartType` says, data from the end of the window or of setup if later); and the
+//! closed loop (post `MaxPendingWQEs`, then one more per completion, until the stop time).
+
+use crate::config::{ScalaRdmaConfig, StartType, TRANSFER_SIZE_BYTES};
+use crate::plan::{ConnectionPlan, Plan};
+use crate::record::PerfRecord;
+use bevy_ecs::prelude::*;
+use engine::prelude::*;
+use models::nic::{ConnectionSpec, Connections, NicContract, Wqe, WqeTimes};
+
+/// An Initiator instance: one per connection, on the Initiator's host.
+#[derive(Component, Debug, Clone)]
+pub struct InitiatorInstance {
+    pub connection: u32,
+    pub name: String,
+    pub node: u32,
+    pub responder: u32,
+    pub index: u32,
+    pub class: u8,
+    pub app: usize,
+    pub max_pending: u32,
+    pub source: SourceId,
+    /// When the connection request went out, and when setup completed.
+    pub requested_at: SimTime,
+    pub established_at: Option<SimTime>,
+    pub posted: u64,
+    pub completed: u64,
+    /// WQEs completed in the recording window, and the sum of their latencies.
+    pub recorded: u64,
+    pub recorded_latency: SimTime,
+}
+
+/// A Responder instance: one per connection, on the Responder's host.
+#[derive(Component, Debug, Clone)]
+pub struct ResponderInstance {
+    pub connection: u32,
+    pub node: u32,
+    pub initiator: u32,
+}
+
+/// The run's applications, their plan, and the instance entity of each connection.
+#[derive(Resource, Debug)]
+pub struct ScalaRdma {
+    pub apps: Vec<ScalaRdmaConfig>,
+    pub plan: Plan,
+    pub initiators: Vec<Entity>,
+    pub kinds: AppKinds,
+    /// WQEs posted and completed since the start (the beacon's `tx_client`, `rx_client`).
+    pub tx_client: u64,
+    pub rx_client: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct AppKinds {
+    pub data_start: EventKind,
+    pub contract: NicContract,
+}
+
+/// Builds the plan and the instances (in `BuildSet::Applications`).
+pub fn build_instances(world: &mut World) {
+    let seed = world.resource::<SimulationParameters>().RandomSeed;
+    let num_hosts = world.resource::<models::fabric::Fabric>().0.num_hosts();
+    let apps = world.resource::<crate::plugin::PendingApps>().apps.clone();
+    let kinds = world.resource::<crate::plugin::PendingApps>().kinds;
+    // The loader checked placement against the topology; failing here is a bug there.
+    let plan = Plan::compute(&apps, num_hosts, seed).expect("placement validated at load");
+    let mut initiators = Vec::with_capacity(plan.connections.len());
+    for c in &plan.connections {
+        let cfg = &apps[c.app];
+        let source = world.resource_mut::<EventQueue>().add_source();
+        world.resource_mut::<Connections>().list.push(ConnectionSpec {
+            id: c.id,
+            initiator: c.initiator,
+            responder: c.responder,
+            class: c.traffic_class,
+            doorbell_bytes: cfg.doorbell_bytes(),
+            udp_src_port: udp_source_port(seed, c),
+            source,
+        });
+        initiators.push(world.spawn(initiator_of(c, cfg, source)).id());
+        world.spawn(ResponderInstance {
+            connection: c.id,
+            node: c.responder,
+            initiator: c.initiator,
+        });
+    }
+    world.insert_resource(ScalaRdma {
+        apps,
+        plan,
+        initiators,
+        kinds,
+        tx_client: 0,
+        rx_client: 0,
+    });
+}
+
+fn initiator_of(c: &ConnectionPlan, cfg: &ScalaRdmaConfig, source: SourceId) -> InitiatorInstance {
+    InitiatorInstance {
+        connection: c.id,
+        name: c.application_name.clone(),
+        node: c.initiator,
+        responder: c.responder,
+        index: c.index,
+        class: c.traffic_class,
+        app: c.app,
+        max_pending: cfg.max_pending_wqes.get(),
+        source,
+        requested_at: SimTime::ZERO,
+        established_at: None,
+        posted: 0,
+        completed: 0,
+        recorded: 0,
+        recorded_latency: SimTime::ZERO,
+    }
+}
+
+/// RoCEv2 senders vary the UDP source port per queue pair for ECMP entropy; ours is a stable
+/// hash of the seed and the connection id in the dynamic range 49152-65535.
+fn udp_source_port(seed: u64, c: &ConnectionPlan) -> u16 {
+    0xC000 | (engine::rng::splitmix64(seed ^ ((c.id as u64) << 20)) & 0x3FFF) as u16
+}
+
+/// The connection request times of `n` connections (the spec's start types). `uniform` draws
+/// from each connection's own stream `("uniform-start", id)`; `sequential` spaces them evenly
+/// across the window, the first at its start.
+pub fn start_times(kind: StartType, window_start: SimTime, interval: SimTime, ids: &[u32], seed: u64) -> Vec<SimTime> {
+    let n = ids.len() as u64;
+    ids.iter()
+        .enumerate()
+        .map(|(k, &id)| match kind {
+            StartType::Simultaneous => window_start,
+            StartType::Uniform => {
+                let mut rng = engine::rng::stream(seed, "uniform-start", id as u64);
+                window_start + SimTime((engine::rng::unit_f64(&mut rng) * interval.0 as f64) as u64)
+            }
+            StartType::Sequential => window_start + SimTime((interval.0 as u128 * k as u128 / n.max(1) as u128) as u64),
+        })
+        .collect()
+}
+
+/// Schedules listening and the connection requests (the `Start` phase).
+pub fn schedule_starts(world: &mut World) {
+    let timeline = *world.resource::<Timeline>();
+    let seed = world.resource::<SimulationParameters>().RandomSeed;
+    let app = world.resource::<ScalaRdma>();
+    let contract = app.kinds.contract;
+    let mut listen: Vec<u32> = app.plan.connections.iter().map(|c| c.responder).collect();
+    listen.sort_unstable();
+    listen.dedup();
+    let mut requests = Vec::new();
+    for (a, cfg) in app.apps.iter().enumerate() {
+        let conns: Vec<&ConnectionPlan> = app.plan.connections.iter().filter(|c| c.app == a).collect();
+        let ids: Vec<u32> = conns.iter().map(|c| c.id).collect();
+        let times = start_times(
+            cfg.start_type,
+            timeline.client_window_start,
+            timeline.client_window_end - timeline.client_window_start,
+            &ids,
+            seed,
+        );
+        requests.extend(conns.iter().zip(times).map(|(c, t)| (c.id, c.initiator, t)));
+    }
+    let initiators = app.initiators.clone();
+    let specs: Vec<SourceId> = world.resource::<Connections>().list.iter().map(|c| c.source).collect();
+    let mut q = world.resource_mut::<EventQueue>();
+    for host in listen {
+        q.schedule(timeline.responders_start, SourceId::ENGINE, contract.listen, host, 0);
+    }
+    let mut stamps = Vec::new();
+    for (id, host, t) in requests {
+        q.schedule(t, specs[id as usize], contract.connect, host, id as u64);
+        stamps.push((initiators[id as usize], t));
+    }
+    for (e, t) in stamps {
+        world.get_mut::<InitiatorInstance>(e).expect("instance").requested_at = t;
+    }
+}
+
+/// `nic.established`: setup done; data starts at the end of the window, or now if later.
+pub fn on_established(world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+    let conn = ev.data as u32;
+    let window_end = world.resource::<Timeline>().client_window_end;
+    let (entity, data_start) = {
+        let app = world.resource::<ScalaRdma>();
+        (app.initiators[conn as usize], app.kinds.data_start)
+    };
+    let mut inst = world.get_mut::<InitiatorInstance>(entity).expect("instance");
+    inst.established_at = Some(ev.time);
+    q.schedule(window_end.max(ev.time), inst.source, data_start, ev.target, conn as u64);
+}
+
+/// `scala.data_start`: post `MaxPendingWQEs` WQEs at once.
+pub fn on_data_start(world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+    let conn = ev.data as u32;
+    let entity = world.resource::<ScalaRdma>().initiators[conn as usize];
+    let n = world.get::<InitiatorInstance>(entity).expect("instance").max_pending;
+    for _ in 0..n {
+        post(world, q, entity);
+    }
+}
+
+/// Rings the doorbell of a new WQE on `entity`'s connection.
+fn post(world: &mut World, q: &mut EventQueue, entity: Entity) {
+    let now = q.now();
+    let (conn, number, node, source) = {
+        let mut inst = world.get_mut::<InitiatorInstance>(entity).expect("instance");
+        inst.posted += 1;
+        (inst.connection, inst.posted, inst.node, inst.source)
+    };
+    let times = WqeTimes {
+        posted: now,
+        ..Default::default()
+    };
+    let wqe = world
+        .spawn(Wqe {
+            connection: conn,
+            number,
+            bytes: TRANSFER_SIZE_BYTES,
+            times,
+            completed: false,
+        })
+        .id();
+    let mut app = world.resource_mut::<ScalaRdma>();
+    app.tx_client += 1;
+    q.schedule(now, source, app.kinds.contract.post_wqe, node, wqe.to_bits());
+}
+
+/// `nic.wqe_completed`: record the row, free the WQE, post the next.
+pub fn on_completed(world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+    let wqe_entity = Entity::from_bits(ev.data);
+    let wqe = world.get::<Wqe>(wqe_entity).expect("completed WQE entity").clone();
+    world.despawn(wqe_entity);
+    let entity = world.resource::<ScalaRdma>().initiators[wqe.connection as usize];
+    let timeline = *world.resource::<Timeline>();
+    let inst = {
+        let mut inst = world.get_mut::<InitiatorInstance>(entity).expect("instance");
+        inst.completed += 1;
+        if (timeline.recording_start..timeline.recording_end).contains(&ev.time) {
+            inst.recorded += 1;
+            inst.recorded_latency += wqe.times.latency();
+        }
+        inst.clone()
+    };
+    world.resource_mut::<ScalaRdma>().rx_client += 1;
+    if world.contains_resource::<PerfRecord>() {
+        world.resource_scope(|world, mut rec: Mut<PerfRecord>| {
+            let mut records = world.resource_mut::<Records>();
+            rec.write_row(&mut records, ev.time, &wqe, &inst);
+        });
+    }
+    post(world, q, entity);
+}

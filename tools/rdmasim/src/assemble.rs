@@ -1,0 +1,59 @@
+//! Turns a checked scenario into an `App`: the resources the plugins read, then the plugins in
+//! the order the build sets expect (contract, fabric, the selected NIC, the applications).
+
+use crate::scenario::Loaded;
+use engine::clock::WallClock;
+use engine::prelude::*;
+use engine::records::Output;
+use models::fabric::{FabricConfig, FabricPlugin};
+use models::nic::NicContractPlugin;
+use scala_rdma::ScalaRdmaPlugin;
+
+/// Where the records go and what this run is called.
+#[derive(Clone, Debug)]
+pub struct RunSetup {
+    pub output: Output,
+    /// Overrides the scenario's `name` in the output files (`--name`).
+    pub name: Option<String>,
+    pub clock: WallClock,
+}
+
+impl RunSetup {
+    pub fn simulation_name<'a>(&'a self, loaded: &'a Loaded) -> &'a str {
+        self.name.as_deref().unwrap_or(&loaded.scenario.name)
+    }
+}
+
+/// The spec's `job_id`: the simulation's name and the scenario's hash.
+pub fn job_id(name: &str, loaded: &Loaded) -> String {
+    format!("{name}-{:016x}", loaded.hash)
+}
+
+pub fn build_app(loaded: &Loaded, setup: &RunSetup) -> std::io::Result<App> {
+    let s = &loaded.scenario;
+    let name = setup.simulation_name(loaded).to_string();
+    let seed = s.simulation.RandomSeed;
+    let mut app = App::new();
+    app.insert_resource(s.simulation.clone());
+    app.insert_resource(loaded.timeline);
+    app.insert_resource(FabricConfig {
+        topology: s.topology.clone(),
+        switch: s.switch.clone(),
+        seed,
+    });
+    app.insert_resource(RunInfo {
+        simulation: name.clone(),
+        job_id: job_id(&name, loaded),
+        seed,
+        shard: 0,
+        shards: 1,
+    });
+    app.insert_resource(Records::new(setup.output.clone(), &name, 0, setup.clock.clone())?);
+    app.add_plugins(NicContractPlugin);
+    app.add_plugins(FabricPlugin);
+    s.nic.value.add_to(&mut app);
+    app.add_plugins(ScalaRdmaPlugin {
+        apps: loaded.scala_apps(),
+    });
+    Ok(app)
+}

@@ -1,0 +1,178 @@
+//! A scenario file: its RON type, loading with `--set` overrides, and every check that needs
+//! more than one field (timeline, topology, switch buffer, NIC pools, placement), each reported
+//! with the file, line, column and field.
+
+use engine::params::{SimulationParameters, Timeline};
+use engine::registry::Selection;
+use engine::scenario::{ScenarioError, apply_overrides, load};
+use models::fabric::SwitchConfig;
+use models::registry::{APPLICATIONS, ApplicationModel, NICS, NicModel};
+use models::topology::{Topology, TopologyConfig};
+use scala_rdma::{Plan, ScalaRdmaConfig};
+use serde::Deserialize;
+use std::path::Path;
+
+/// A scenario as written in RON. Unknown fields are rejected.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// The simulation's name: it names the output files (`{name}-{record}-{shard}.csv`).
+    pub name: String,
+    /// The spec's global simulation parameters.
+    #[serde(default)]
+    pub simulation: SimulationParameters,
+    /// The fabric's shape: `Star(..)`, `LeafSpine(..)`, `FatTree(..)` or `Explicit(..)`.
+    #[serde(default)]
+    pub topology: TopologyConfig,
+    /// The NIC model, by name: `RoceNic((...))` or `IdealNic((...))`.
+    pub nic: Selection<dyn NicModel>,
+    /// The switch model's settings.
+    #[serde(default)]
+    pub switch: SwitchConfig,
+    /// The applications, by name: `[ScalaRdma((...))]`.
+    pub applications: Vec<Selection<dyn ApplicationModel>>,
+}
+
+/// A loaded, checked scenario and what was derived from it.
+#[derive(Debug)]
+pub struct Loaded {
+    pub file: String,
+    /// The text after `--set` overrides.
+    pub text: String,
+    pub scenario: Scenario,
+    pub timeline: Timeline,
+    pub topology: Topology,
+    pub plan: Plan,
+    /// FNV-1a of the text: the manifest's scenario hash and part of `job_id`.
+    pub hash: u64,
+}
+
+impl Loaded {
+    /// The Scala RDMA applications, in scenario order.
+    pub fn scala_apps(&self) -> Vec<ScalaRdmaConfig> {
+        scala_apps(&self.scenario)
+    }
+}
+
+fn scala_apps(s: &Scenario) -> Vec<ScalaRdmaConfig> {
+    s.applications
+        .iter()
+        .filter_map(|a| a.value.as_any().downcast_ref::<ScalaRdmaConfig>().cloned())
+        .collect()
+}
+
+/// Registers the built-in models (idempotent).
+pub fn register_builtins() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        NICS.register::<roce_nic::RoceNicConfig>("RoceNic");
+        NICS.register::<ideal_nic::IdealNicConfig>("IdealNic");
+        APPLICATIONS.register::<ScalaRdmaConfig>("ScalaRdma");
+    });
+}
+
+pub fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3)
+    })
+}
+
+/// Reads, overrides, parses and checks a scenario file.
+pub fn load_path(path: &Path, overrides: &[String]) -> Result<Loaded, Box<ScenarioError>> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ScenarioError::without_source(&file, format!("cannot read the scenario: {e}")))?;
+    load_text(&file, &text, overrides)
+}
+
+/// As `load_path`, from text (`file` names it in messages).
+pub fn load_text(file: &str, text: &str, overrides: &[String]) -> Result<Loaded, Box<ScenarioError>> {
+    register_builtins();
+    let text = if overrides.is_empty() {
+        text.to_string()
+    } else {
+        match apply_overrides(text, overrides) {
+            Ok(t) => t,
+            Err(e) => {
+                // A file that does not even scan: report that first, in its own text.
+                load::<Scenario>(file, text)?;
+                return Err(Box::new(e.into()));
+            }
+        }
+    };
+    let scenario: Scenario = load(file, &text)?;
+    check(file, text, scenario)
+}
+
+fn check(file: &str, text: String, scenario: Scenario) -> Result<Loaded, Box<ScenarioError>> {
+    let at = |field: &str, msg: String| Box::new(ScenarioError::at_field(file, text.clone(), field, msg));
+    if scenario.name.is_empty()
+        || !scenario
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        || scenario.name.starts_with('.')
+    {
+        return Err(at(
+            "name",
+            "the name names the output files: use letters, digits, '-', '_' and '.' only".into(),
+        ));
+    }
+    let timeline = Timeline::from_params(&scenario.simulation).map_err(|e| at("simulation", e.to_string()))?;
+    let topology = scenario.topology.build().map_err(|e| at(e.field(), e.to_string()))?;
+    let max_ports = topology.nodes.iter().map(|n| n.ports.len()).max().unwrap_or(0);
+    scenario.switch.validate(max_ports).map_err(|e| at("switch", e))?;
+    scenario.nic.value.validate().map_err(|e| {
+        let field = e
+            .split([':', ' '])
+            .next()
+            .filter(|f| f.chars().next().is_some_and(char::is_uppercase));
+        at(&field.map_or("nic".to_string(), |f| format!("nic.{f}")), e.clone())
+    })?;
+    if let Some(rate) = scenario.nic.value.port_rate() {
+        for link in &topology.links {
+            let host_end = [link.a.0, link.b.0]
+                .into_iter()
+                .find(|&n| (n as usize) < topology.num_hosts);
+            if let Some(h) = host_end
+                && link.rate != rate
+            {
+                return Err(at(
+                    "nic.PortRate",
+                    format!(
+                        "the NIC's port runs at {rate} but host {} ({}) is linked at {}: set the host links' rate to the port rate",
+                        h, topology.nodes[h as usize].name, link.rate
+                    ),
+                ));
+            }
+        }
+    }
+    if scenario.applications.is_empty() {
+        return Err(at(
+            "applications",
+            "list at least one application, e.g. [ScalaRdma(())]".into(),
+        ));
+    }
+    let pools = scenario.nic.value.pools();
+    let apps = scala_apps(&scenario);
+    for (i, a) in apps.iter().enumerate() {
+        a.validate_against_pools(&pools.egress, &pools.ingress)
+            .map_err(|e| at(&format!("applications[{i}].RdmaDataPacketTC"), e.to_string()))?;
+    }
+    let plan = Plan::compute(&apps, topology.num_hosts, scenario.simulation.RandomSeed).map_err(|e| {
+        at(
+            "applications",
+            format!("{e} (the topology has {} hosts)", topology.num_hosts),
+        )
+    })?;
+    let hash = fnv1a(&text);
+    Ok(Loaded {
+        file: file.to_string(),
+        text,
+        scenario,
+        timeline,
+        topology,
+        plan,
+        hash,
+    })
+}

@@ -1,0 +1,141 @@
+//! The run summary printed at the end of `run`, and the manifest written beside the records.
+
+use crate::scenario::Loaded;
+use bevy_ecs::prelude::*;
+use engine::prelude::*;
+use models::fabric::Fabric;
+use models::fabric::link::LinkDirection;
+use scala_rdma::{InitiatorInstance, ScalaRdma};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PairGoodput {
+    pub initiator: u32,
+    pub responder: u32,
+    /// WQEs completed in the recording window.
+    pub wqes: u64,
+    /// Their bytes x 8 / `RunTime`.
+    pub gbps: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub simulation: String,
+    pub sim_time_sec: f64,
+    pub wall_sec: f64,
+    pub events: u64,
+    pub events_per_sec: f64,
+    /// Data packets the hosts' NICs put on the wire.
+    pub data_packets: u64,
+    pub data_packets_per_wall_sec: f64,
+    pub wqes_posted: u64,
+    pub wqes_completed: u64,
+    pub pairs: Vec<PairGoodput>,
+}
+
+pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
+    let fabric = world.resource::<Fabric>().0.clone();
+    let mut dirs = world.query::<&LinkDirection>();
+    let data_packets: u64 = (0..fabric.num_hosts() as u32)
+        .map(|h| {
+            dirs.get(world, fabric.dirs[fabric.host_egress(h) as usize])
+                .map_or(0, |d| d.data_packets)
+        })
+        .sum();
+    let run_time = world.resource::<SimulationParameters>().RunTime.0.as_secs_f64();
+    let mut per_pair: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    let mut insts = world.query::<&InitiatorInstance>();
+    for i in insts.iter(world) {
+        *per_pair.entry((i.node, i.responder)).or_default() += i.recorded;
+    }
+    let pairs = per_pair
+        .into_iter()
+        .map(|((initiator, responder), wqes)| PairGoodput {
+            initiator,
+            responder,
+            wqes,
+            gbps: wqes as f64 * scala_rdma::config::TRANSFER_SIZE_BYTES as f64 * 8.0 / run_time / 1e9,
+        })
+        .collect();
+    let (posted, completed) = world
+        .get_resource::<ScalaRdma>()
+        .map_or((0, 0), |a| (a.tx_client, a.rx_client));
+    let wall = stats.wall.as_secs_f64().max(1e-9);
+    Summary {
+        simulation: name.to_string(),
+        sim_time_sec: stats.sim_time.as_secs_f64(),
+        wall_sec: stats.wall.as_secs_f64(),
+        events: stats.events,
+        events_per_sec: stats.events as f64 / wall,
+        data_packets,
+        data_packets_per_wall_sec: data_packets as f64 / wall,
+        wqes_posted: posted,
+        wqes_completed: completed,
+        pairs,
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "simulation      {}", self.simulation)?;
+        writeln!(f, "simulated time  {:.6} s", self.sim_time_sec)?;
+        writeln!(f, "wall time       {:.3} s", self.wall_sec)?;
+        writeln!(
+            f,
+            "events          {} ({:.2} M events/s)",
+            self.events,
+            self.events_per_sec / 1e6
+        )?;
+        writeln!(
+            f,
+            "data packets    {} ({:.2} M per wall second)",
+            self.data_packets,
+            self.data_packets_per_wall_sec / 1e6
+        )?;
+        writeln!(
+            f,
+            "WQEs            {} posted, {} completed",
+            self.wqes_posted, self.wqes_completed
+        )?;
+        writeln!(f, "goodput per pair in the recording window:")?;
+        for p in &self.pairs {
+            writeln!(
+                f,
+                "  {:>5} -> {:<5} {:>9} WQEs {:>9.2} Gbps",
+                p.initiator, p.responder, p.wqes, p.gbps
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The manifest: what ran, with what, and how long it took.
+#[derive(Debug, Serialize)]
+pub struct Manifest<'a> {
+    pub simulation: &'a str,
+    pub scenario_file: &'a str,
+    pub scenario_hash: String,
+    pub job_id: String,
+    pub seed: u64,
+    pub version: &'static str,
+    pub shards: u32,
+    pub wall_sec: f64,
+    pub events: u64,
+    pub files: Vec<String>,
+}
+
+pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &Summary, files: Vec<String>) -> Manifest<'a> {
+    Manifest {
+        simulation: name,
+        scenario_file: &loaded.file,
+        scenario_hash: format!("{:016x}", loaded.hash),
+        job_id: crate::assemble::job_id(name, loaded),
+        seed: loaded.scenario.simulation.RandomSeed,
+        version: env!("CARGO_PKG_VERSION"),
+        shards: 1,
+        wall_sec: summary.wall_sec,
+        events: summary.events,
+        files,
+    }
+}
