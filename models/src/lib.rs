@@ -9,6 +9,7 @@ pub mod registry;
 pub mod sets;
 pub mod testkit;
 pub mod topology;
+pub mod trace;
 pub mod wire;
 
 pub use packet::{Packet, PacketKind};

@@ -137,6 +137,7 @@ impl Plugin for NicContractPlugin {
         };
         app.insert_resource(contract);
         app.insert_resource(Connections::default());
+        app.insert_resource(crate::trace::Tracers::default());
     }
 }
 

@@ -28,6 +28,7 @@
 //! packet is ECN-capable (ECT(0)) and carries its sequence number in the offer as its `psn`.
 
 use crate::fabric::link::LinkDirection;
+use crate::fabric::switch::{Switch, SwitchCounters};
 use crate::fabric::{Fabric, FabricConfig, FabricIndex, FabricPlugin, HostReceiver, PortReceiver, SwitchConfig};
 use crate::packet::{Packet, PacketKind, ecn};
 use crate::sets::BuildSet;
@@ -395,6 +396,40 @@ pub fn fabric_app_with(topology: TopologyConfig, switch: SwitchConfig, kit: Test
     app.add_plugins(FabricPlugin);
     app.add_plugins(kit);
     app
+}
+
+/// Every switch's counters, in node order.
+pub fn switch_counters(world: &World) -> Vec<(u32, SwitchCounters)> {
+    let mut all: Vec<(u32, SwitchCounters)> = match world.try_query::<&Switch>() {
+        Some(mut q) => q.iter(world).map(|s| (s.node, s.counters)).collect(),
+        None => Vec::new(),
+    };
+    all.sort_by_key(|s| s.0);
+    all
+}
+
+/// The sum of every switch's counters (peaks are the largest of any switch).
+pub fn switch_totals(world: &World) -> SwitchCounters {
+    let mut t = SwitchCounters::default();
+    for (_, c) in switch_counters(world) {
+        t.packets += c.packets;
+        t.bytes += c.bytes;
+        t.drops += c.drops;
+        t.headroom_drops += c.headroom_drops;
+        t.pfc_pause_sent += c.pfc_pause_sent;
+        t.pfc_resume_sent += c.pfc_resume_sent;
+        t.pfc_pause_received += c.pfc_pause_received;
+        t.pfc_resume_received += c.pfc_resume_received;
+        t.ecn_marked += c.ecn_marked;
+        t.peak_buffer_bytes = t.peak_buffer_bytes.max(c.peak_buffer_bytes);
+        for (p, q) in t.peak_class_queue_bytes.iter_mut().zip(c.peak_class_queue_bytes) {
+            *p = (*p).max(q);
+        }
+        for (p, q) in t.peak_ingress_class_bytes.iter_mut().zip(c.peak_ingress_class_bytes) {
+            *p = (*p).max(q);
+        }
+    }
+    t
 }
 
 /// Runs `app` to `stop` with one beacon tick at the end.

@@ -16,7 +16,9 @@
 //! - nothing completes before its last byte arrives: when a WQE completes the tap has seen all
 //!   of it (and of the WQEs completed before it on that pair) delivered, its `last_rx` is no
 //!   earlier than its first bit plus its payload's serialization at the host link rate plus the
-//!   path's delays, and its completion no earlier than `last_rx` plus the path back.
+//!   path's delays, and its completion no earlier than `last_rx` plus the path back;
+//! - PFC from the switch is obeyed: the scenario makes the switch pause senders, and the
+//!   switch drops nothing (a NIC that sent through a PAUSE would overrun the headroom).
 //!
 //! The scenario: a star of 4 hosts (400 Gbps, 1 us links, the default switch), six connections
 //! on class 0 (host 0 to two responders, so its queue pairs share its port; two connections on
@@ -31,8 +33,10 @@ mod driver;
 use bevy_ecs::prelude::*;
 use driver::{Delivered, DriverConfig, DriverLog, DriverPlugin};
 use engine::prelude::*;
+use models::fabric::switch::SwitchCounters;
 use models::fabric::{FabricConfig, FabricPlugin, SwitchConfig};
 use models::nic::{NicContractPlugin, NicPools, QpRole, QueuePair};
+use models::testkit::switch_totals;
 use models::topology::{StarTopology, TopologyConfig};
 use std::collections::BTreeMap;
 
@@ -60,6 +64,8 @@ pub struct Outcome {
     pub pools: Option<NicPools>,
     /// The switch's forwarding latency.
     pub forwarding: SimTime,
+    /// The switch's counters at the end.
+    pub switch: SwitchCounters,
 }
 
 /// Runs the suite's scenario with the NIC that `add_nic` adds (between the fabric and the
@@ -94,6 +100,7 @@ pub fn run_contract(add_nic: &dyn Fn(&mut App)) -> Outcome {
         qps,
         pools: app.world.get_resource::<NicPools>().copied(),
         forwarding,
+        switch: switch_totals(&app.world),
     }
 }
 
@@ -107,6 +114,7 @@ pub fn run_contract_suite(add_nic: impl Fn(&mut App)) {
     check_bytes_delivered(&o);
     check_monotonic(&o);
     check_nothing_completes_early(&o);
+    check_pfc_obeyed(&o);
 }
 
 pub fn check_setup(o: &Outcome) {
@@ -284,6 +292,22 @@ pub fn check_nothing_completes_early(o: &Outcome) {
     }
 }
 
+pub fn check_pfc_obeyed(o: &Outcome) {
+    let sw = &o.switch;
+    // The scenario is built to make the switch pause the senders into host 3; a NIC that kept
+    // sending through a PAUSE would overrun the headroom and lose packets of a lossless class.
+    assert!(
+        sw.pfc_pause_sent > 0,
+        "the scenario no longer makes the switch send PFC: {sw:?}"
+    );
+    assert_eq!(sw.pfc_resume_sent, sw.pfc_pause_sent, "every PAUSE was lifted: {sw:?}");
+    assert_eq!(
+        (sw.drops, sw.headroom_drops),
+        (0, 0),
+        "nothing dropped on the lossless class: {sw:?}"
+    );
+}
+
 /// The suite as one test module per NIC: `contract_suite!(name, |app: &mut App| { ... })`
 /// runs the scenario once and checks each property in its own test.
 macro_rules! contract_suite {
@@ -324,6 +348,10 @@ macro_rules! contract_suite {
             #[test]
             fn nothing_completes_before_its_last_byte_arrives() {
                 check_nothing_completes_early(outcome());
+            }
+            #[test]
+            fn pfc_from_the_switch_is_obeyed() {
+                check_pfc_obeyed(outcome());
             }
         }
     };

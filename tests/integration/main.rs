@@ -1,3 +1,10 @@
 //! Workspace integration tests, one binary.
 
 mod contract;
+mod reference;
+
+mod app_records;
+mod determinism;
+mod scenarios;
+mod spec_examples;
+mod trace;

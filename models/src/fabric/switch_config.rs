@@ -42,10 +42,12 @@ pub struct SwitchConfig {
     /// refill in one PAUSE/RESUME round trip at 400 Gbps, so a resumed port never runs dry).
     pub PfcXon: Size,
     /// Bytes an ingress port and lossless class may buffer above `PfcXoff` while the PAUSE takes
-    /// effect. Default 160 KiB (ours): it must cover what the upstream sends in the PAUSE round
-    /// trip: 2 x one-way delay (2 x 50 KB at 400 Gbps / 1 us), the forwarding latency the data in
-    /// flight still has to spend (500 ns, 25 KB), and the frame on each serializer when the
-    /// PAUSE is sent and when it arrives (2 x 4154 B), 133.3 KB; 128 KiB would fall short.
+    /// effect. Default 160 KiB (ours). It must cover what arrives after the counter passes XOFF:
+    /// the rest of the frame that passed it, a frame on our serializer ahead of the PAUSE, the
+    /// PAUSE's trip (1 us), the frame on the upstream serializer when it arrives, and that
+    /// frame's trip back (1 us) plus the forwarding latency it spends here (500 ns). At 400 Gbps
+    /// (50 B/ns) that is 2.5 us x 50 B/ns + 3 x 4154 B = 137.5 KB (152.7 KB with 9216 B jumbo
+    /// frames). 2 x BDP + 2 MTU alone, ~110 KB, forgets the forwarding latency and falls short.
     pub PfcHeadroom: Size,
     /// Drop-tail limit of one egress queue of a lossy class, in bytes. Default 1 MiB (ours).
     pub LossyQueueLimit: Size,
@@ -283,14 +285,16 @@ mod tests {
 
     #[test]
     fn default_headroom_covers_the_pause_round_trip_at_400g() {
-        // At 400 Gbps a byte is 20 ps. What arrives after XOFF is crossed: 2 x 1 us of
-        // propagation, the 500 ns forwarding latency, one 4154 B frame on each serializer.
+        // At 400 Gbps, 50 B a nanosecond. What arrives after XOFF is passed: 2 x 1 us of
+        // propagation and the 500 ns forwarding latency at line rate, and three frames (the one
+        // that passed XOFF, the one ahead of the PAUSE, the one upstream in service).
         let bytes_per_ns = 400e9 / 8.0 / 1e9;
-        let needed = bytes_per_ns * (2.0 * 1000.0 + 500.0) + 2.0 * 4154.0;
-        assert_eq!(needed, 133_308.0);
+        let needed = |frame: f64| bytes_per_ns * (2.0 * 1000.0 + 500.0) + 3.0 * frame;
+        assert_eq!(needed(4154.0), 137_462.0);
         let c = SwitchConfig::default();
-        assert!(c.PfcHeadroom.0 as f64 >= needed);
-        assert!((c.PfcXon.0 as f64) >= needed, "XON covers the refill round trip");
+        assert!(c.PfcHeadroom.0 as f64 >= needed(9216.0), "jumbo frames too");
+        // A RESUME's round trip refills 2 x 1 us + 500 ns + 2 frames: XON keeps that queued.
+        assert!((c.PfcXon.0 as f64) >= bytes_per_ns * 2500.0 + 2.0 * 9216.0);
     }
 
     #[test]

@@ -79,25 +79,5 @@ impl Plugin for IdealNicPlugin {
     }
 }
 
-/// How a scenario selects it: `nic: IdealNic((...))` once the program registers the name
-/// (`models::registry::NICS.register::<IdealNicConfig>("IdealNic")`).
-impl models::registry::NicModel for IdealNicConfig {
-    fn validate(&self) -> Result<(), String> {
-        IdealNicConfig::validate(self).map_err(|e| e.to_string())
-    }
-    fn pools(&self) -> NicPools {
-        IdealNicPlugin::POOLS
-    }
-    fn add_to(&self, app: &mut App) {
-        app.add_plugins(IdealNicPlugin { config: self.clone() });
-    }
-}
-
-impl engine::registry::Choice<dyn models::registry::NicModel> for IdealNicConfig {
-    fn boxed(self) -> Box<dyn models::registry::NicModel> {
-        Box::new(self)
-    }
-}
-
 #[cfg(test)]
 mod tests;

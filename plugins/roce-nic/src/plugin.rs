@@ -4,7 +4,7 @@
 
 use crate::config::RoceNicConfig;
 use crate::rx::Effect;
-use crate::state::{Qp, RoceNic};
+use crate::state::{Qp, RoceNic, Waiting};
 use crate::tx::{Ctx, Parts};
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
@@ -15,6 +15,7 @@ use models::nic::{Connections, NicContract, NicPools, QpRole, Wqe};
 use models::packet::{Packet, PacketKind};
 use models::pcie::PcieLink;
 use models::sets::BuildSet;
+use models::trace::{TraceEvent, TracePoint, Tracers};
 use std::sync::Arc;
 
 /// The Scala RoCE NIC, selected in RON as `nic: RoceNic((...))`.
@@ -87,6 +88,7 @@ type PartsQuery = QueryState<(
 struct NicAccess {
     st: Option<AccessState>,
     effects: Vec<Effect>,
+    trace: Vec<TraceEvent>,
 }
 
 struct AccessState {
@@ -94,6 +96,7 @@ struct AccessState {
     nics: RoceNics,
     parts: PartsQuery,
     contract: NicContract,
+    tracing: bool,
 }
 
 impl NicAccess {
@@ -103,6 +106,7 @@ impl NicAccess {
             nics: world.resource::<RoceNics>().clone(),
             parts: world.query(),
             contract: *world.resource::<NicContract>(),
+            tracing: world.get_resource::<Tracers>().is_some_and(Tracers::is_enabled),
         })
     }
 
@@ -115,6 +119,7 @@ impl NicAccess {
         f: impl FnOnce(&mut Parts<'_>, &Ctx, &mut Vec<Effect>) -> R,
     ) -> R {
         let mut effects = std::mem::take(&mut self.effects);
+        let mut trace = std::mem::take(&mut self.trace);
         let st = self.state(world);
         let h = host as usize;
         let ents = [
@@ -129,10 +134,12 @@ impl NicAccess {
                 pcie.expect("PcieLink"),
                 wire.expect("LinkDirection"),
             );
+            let tr = st.tracing.then_some(&mut trace);
             let mut parts = Parts {
                 nic: &mut nic,
                 pcie: &mut pcie,
                 wire: &mut wire,
+                trace: tr,
             };
             f(&mut parts, &st.nics.ctx, &mut effects)
         };
@@ -150,6 +157,10 @@ impl NicAccess {
             }
         }
         self.effects = effects;
+        if !trace.is_empty() {
+            world.resource_mut::<Tracers>().emit_all(&mut trace);
+        }
+        self.trace = trace;
         r
     }
 }
@@ -221,7 +232,9 @@ impl Handler for NicHandler {
                 let wqe = Entity::from_bits(ev.data);
                 let conn = world.get::<Wqe>(wqe).expect("posted WQE entity").connection;
                 let doorbell = world.resource::<Connections>().list[conn as usize].doorbell_bytes;
+                let number = world.get::<Wqe>(wqe).map_or(0, |w| w.number);
                 let source = self.access.with(world, host, |p, ctx, _| {
+                    p.trace(TracePoint::WqePosted, q.now(), None, Some((conn, number)));
                     let at = p.pcie.host_write(&ctx.cfg.Pcie, q.now(), doorbell);
                     (at, p.nic.source, ctx.doorbell)
                 });
@@ -229,9 +242,9 @@ impl Handler for NicHandler {
             }
             Op::Doorbell => {
                 let wqe = Entity::from_bits(ev.data);
-                let (conn, bytes, mut times) = {
+                let (conn, number, bytes, mut times) = {
                     let w = world.get::<Wqe>(wqe).expect("posted WQE entity");
-                    (w.connection, w.bytes, w.times)
+                    (w.connection, w.number, w.bytes, w.times)
                 };
                 times.at_nic = q.now();
                 self.access.with(world, host, |p, ctx, _| {
@@ -243,7 +256,12 @@ impl Handler for NicHandler {
                     else {
                         return;
                     };
-                    p.nic.qps[qpn].waiting.push_back((wqe, bytes, times));
+                    p.nic.qps[qpn].waiting.push_back(Waiting {
+                        wqe,
+                        number,
+                        bytes,
+                        times,
+                    });
                     p.activate_next(q, ctx, qpn as u32);
                 });
             }

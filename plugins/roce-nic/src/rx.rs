@@ -16,6 +16,7 @@ use crate::tx::{Ctx, Parts};
 use engine::prelude::*;
 use models::nic::{QpRole, QueuePair};
 use models::packet::{Packet, PacketKind};
+use models::trace::TracePoint;
 use models::wire::{CM_MESSAGE_BYTES, Opcode, PFC_FRAME_BYTES, ROCE_ACK_BYTES};
 
 /// What a receive asks the world to do once the NIC's borrow ends.
@@ -30,6 +31,12 @@ pub enum Effect {
 
 impl Parts<'_> {
     pub fn receive(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet, out: &mut Vec<Effect>) {
+        let point = if pkt.kind == PacketKind::Pfc {
+            TracePoint::PfcReceived
+        } else {
+            TracePoint::PacketReceived
+        };
+        self.trace(point, q.now(), Some(pkt), None);
         match pkt.kind {
             PacketKind::Data => self.rx_data(q, ctx, pkt),
             PacketKind::Ack => self.rx_ack(q, ctx, pkt, out),
@@ -90,6 +97,7 @@ impl Parts<'_> {
         let (expected, remote_qpn, flow) = (qp.expected_psn, qp.remote_qpn, qp.flow);
         if pkt.psn > expected {
             self.nic.counters.out_of_sequence += 1;
+            self.trace(TracePoint::PacketDropped, now, Some(pkt), None);
             let qp = &mut self.nic.qps[pkt.qp as usize];
             if !qp.nak_sent {
                 qp.nak_sent = true;
@@ -114,6 +122,7 @@ impl Parts<'_> {
         if self.nic.ingress_used[c] + held > self.nic.ingress_cap[c] {
             // Only when PFC could not hold the sender back; go-back-N recovers it.
             self.nic.counters.ingress_drops += 1;
+            self.trace(TracePoint::PacketDropped, now, Some(pkt), None);
             return;
         }
         self.nic.ingress_used[c] += held;
@@ -221,6 +230,8 @@ impl Parts<'_> {
         a.times.last_rx = pkt.sent_at;
         a.times.completed = now;
         self.nic.counters.wqes_completed += 1;
+        let conn = self.nic.qps[qpn as usize].connection;
+        self.trace(TracePoint::WqeCompleted, now, None, Some((conn, a.number)));
         out.push(Effect::Complete {
             wqe: a.wqe,
             times: a.times,

@@ -10,10 +10,21 @@ use models::nic::{QpRole, WqeTimes};
 use models::packet::Packet;
 use std::collections::VecDeque;
 
+/// A WQE at the NIC behind the active one.
+#[derive(Clone, Copy, Debug)]
+pub struct Waiting {
+    pub wqe: Entity,
+    /// Its number on its connection (from 1).
+    pub number: u64,
+    pub bytes: u64,
+    pub times: WqeTimes,
+}
+
 /// The WQE at the head of a connection: the one on the wire.
 #[derive(Debug)]
 pub struct Active {
     pub wqe: Entity,
+    pub number: u64,
     pub bytes: u64,
     pub packets: u32,
     pub first_psn: u32,
@@ -46,7 +57,7 @@ pub struct Qp {
     pub flow: u64,
     // Initiator side.
     /// WQEs at the NIC behind the active one, in post order, with their stamps so far.
-    pub waiting: VecDeque<(Entity, u64, WqeTimes)>,
+    pub waiting: VecDeque<Waiting>,
     pub active: Option<Active>,
     pub next_psn: u32,
     pub in_rr: bool,

@@ -10,13 +10,13 @@
 //! queue pairs of a class round-robin per packet, each packet only once its payload is fetched.
 
 use crate::config::RoceNicConfig;
-use crate::state::{Active, RoceNic};
+use crate::state::{Active, RoceNic, Waiting};
 
 use engine::prelude::*;
 use models::fabric::link::LinkDirection;
-use models::nic::WqeTimes;
 use models::packet::{Packet, PacketKind, ecn};
 use models::pcie::PcieLink;
+use models::trace::{TraceEvent, TracePoint};
 use models::wire::Opcode;
 
 /// Event kinds and settings every NIC shares.
@@ -49,20 +49,29 @@ pub struct Parts<'a> {
     pub nic: &'a mut RoceNic,
     pub pcie: &'a mut PcieLink,
     pub wire: &'a mut LinkDirection,
+    /// Where trace events go when a tracer subscribes (`None`: nobody listens).
+    pub trace: Option<&'a mut Vec<TraceEvent>>,
 }
 
 impl Parts<'_> {
+    /// Passes a trace point (one branch when nobody listens).
+    #[inline]
+    pub fn trace(&mut self, point: TracePoint, time: SimTime, packet: Option<Packet>, wqe: Option<(u32, u64)>) {
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.push(TraceEvent {
+                point,
+                time,
+                node: self.nic.host,
+                packet,
+                wqe,
+            });
+        }
+    }
+
     /// Makes `wqe` the head of queue pair `qpn` and starts fetching it.
-    pub fn activate(
-        &mut self,
-        q: &mut EventQueue,
-        ctx: &Ctx,
-        qpn: u32,
-        wqe: bevy_ecs::entity::Entity,
-        bytes: u64,
-        mut times: WqeTimes,
-    ) {
+    pub fn activate(&mut self, q: &mut EventQueue, ctx: &Ctx, qpn: u32, w: Waiting) {
         let now = q.now();
+        let (wqe, bytes, mut times) = (w.wqe, w.bytes, w.times);
         times.started = now;
         let packets = ctx.packets_of(bytes);
         let qp = &mut self.nic.qps[qpn as usize];
@@ -70,6 +79,7 @@ impl Parts<'_> {
         qp.next_psn += packets;
         qp.active = Some(Active {
             wqe,
+            number: w.number,
             bytes,
             packets,
             first_psn,
@@ -92,8 +102,8 @@ impl Parts<'_> {
         if !qp.ready || qp.active.is_some() {
             return;
         }
-        if let Some((wqe, bytes, times)) = qp.waiting.pop_front() {
-            self.activate(q, ctx, qpn, wqe, bytes, times);
+        if let Some(w) = qp.waiting.pop_front() {
+            self.activate(q, ctx, qpn, w);
         }
     }
 
@@ -174,6 +184,12 @@ impl Parts<'_> {
                 // ACK/NAK keep the time their data arrived (see rx.rs); others carry send time.
                 pkt.sent_at = now;
             }
+            let point = if pkt.kind == PacketKind::Pfc {
+                TracePoint::PfcSent
+            } else {
+                TracePoint::PacketSent
+            };
+            self.trace(point, now, Some(pkt), None);
             let end = self.wire.launch(q, ctx.arrive, now, pkt);
             if self.nic.has_tx_work() {
                 self.arm_tx(q, ctx, end);
@@ -256,6 +272,7 @@ impl Parts<'_> {
         self.nic.egress_used[c] -= payload;
         self.nic.counters.data_packets_sent += 1;
         self.nic.counters.data_bytes_sent += pkt.bytes as u64;
+        self.trace(TracePoint::PacketSent, now, Some(pkt), None);
         let end = self.wire.launch(q, ctx.arrive, now, pkt);
         if all_sent {
             let deadline = end + ctx.cfg.RetransmitTimeout.0;

@@ -118,8 +118,17 @@ fn check(file: &str, text: String, scenario: Scenario) -> Result<Loaded, Box<Sce
             "the name names the output files: use letters, digits, '-', '_' and '.' only".into(),
         ));
     }
-    let timeline = Timeline::from_params(&scenario.simulation).map_err(|e| at("simulation", e.to_string()))?;
-    let topology = scenario.topology.build().map_err(|e| at(e.field(), e.to_string()))?;
+    // Some models' messages start with their field, which the error's own prefix already names.
+    let unprefixed = |field: &str, msg: String| {
+        msg.strip_prefix(&format!("{field}: "))
+            .map_or(msg.clone(), str::to_string)
+    };
+    let timeline = Timeline::from_params(&scenario.simulation)
+        .map_err(|e| at("simulation", unprefixed("simulation", e.to_string())))?;
+    let topology = scenario
+        .topology
+        .build()
+        .map_err(|e| at(e.field(), unprefixed(e.field(), e.to_string())))?;
     let max_ports = topology.nodes.iter().map(|n| n.ports.len()).max().unwrap_or(0);
     scenario.switch.validate(max_ports).map_err(|e| at("switch", e))?;
     scenario.nic.value.validate().map_err(|e| {

@@ -51,6 +51,9 @@ pub struct SwitchCounters {
     pub peak_buffer_bytes: u64,
     /// Most bytes one egress queue of each class ever held.
     pub peak_class_queue_bytes: [u64; 8],
+    /// Most bytes one ingress port ever had in the buffer in each lossless class (the PFC
+    /// counter): at most `PfcXoff` + `PfcHeadroom`, and how much of the headroom was used.
+    pub peak_ingress_class_bytes: [u64; 8],
 }
 
 /// Settings copied from `SwitchConfig`, in the forms the hot path uses.
@@ -236,7 +239,12 @@ impl Switch {
         *peak = (*peak).max(port.queue_bytes[c]);
         let ingress = &mut self.ingress[in_port as usize];
         ingress.bytes[c] = ing + bytes;
-        if lossless && ing + bytes > self.params.xoff && ingress.paused_upstream & bit == 0 {
+        if !lossless {
+            return true;
+        }
+        let peak = &mut self.counters.peak_ingress_class_bytes[c];
+        *peak = (*peak).max(ing + bytes);
+        if ing + bytes > self.params.xoff && ingress.paused_upstream & bit == 0 {
             ingress.paused_upstream |= bit;
             self.counters.pfc_pause_sent += 1;
             frames.push(in_port, self.pfc_frame(now, pkt.class, true));

@@ -1,0 +1,103 @@
+//! Named trace points. A model emits a `TraceEvent` at each point it passes; tracer plugins
+//! subscribe by adding a `Tracer` to the `Tracers` resource before the run starts. The model
+//! never knows who listens, and when nobody does, emitting costs one branch.
+//!
+//! | point | emitted by | when |
+//! | --- | --- | --- |
+//! | `PacketSent` | NIC | a frame starts serializing on the NIC's port |
+//! | `PacketReceived` | NIC | a frame reaches the NIC |
+//! | `PacketDropped` | NIC | data dropped (receive pool full, or out of sequence) |
+//! | `PfcSent` / `PfcReceived` | NIC | a PAUSE or RESUME frame leaves or reaches the NIC |
+//! | `WqePosted` / `WqeCompleted` | NIC | a WQE's doorbell reaches the NIC / it completes |
+
+use crate::packet::Packet;
+use bevy_ecs::prelude::*;
+use engine::SimTime;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TracePoint {
+    PacketSent,
+    PacketReceived,
+    PacketDropped,
+    PfcSent,
+    PfcReceived,
+    WqePosted,
+    WqeCompleted,
+}
+
+impl TracePoint {
+    pub fn name(self) -> &'static str {
+        match self {
+            TracePoint::PacketSent => "QpTx",
+            TracePoint::PacketReceived => "QpRx",
+            TracePoint::PacketDropped => "QpRxDrop",
+            TracePoint::PfcSent => "PfcTx",
+            TracePoint::PfcReceived => "PfcRx",
+            TracePoint::WqePosted => "WqePosted",
+            TracePoint::WqeCompleted => "WqeCompleted",
+        }
+    }
+}
+
+/// One pass through a trace point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceEvent {
+    pub point: TracePoint,
+    pub time: SimTime,
+    /// The host (node id) whose NIC emitted it.
+    pub node: u32,
+    /// The frame, for packet and PFC points.
+    pub packet: Option<Packet>,
+    /// (connection id, WQE number), for WQE points.
+    pub wqe: Option<(u32, u64)>,
+}
+
+/// A subscriber.
+pub trait Tracer: Send + Sync + 'static {
+    fn record(&mut self, event: &TraceEvent);
+}
+
+/// The subscribers. Models check `is_enabled()` once at startup and buffer nothing otherwise.
+#[derive(Resource, Default)]
+pub struct Tracers {
+    list: Vec<Box<dyn Tracer>>,
+}
+
+impl Tracers {
+    pub fn subscribe(&mut self, tracer: impl Tracer) {
+        self.list.push(Box::new(tracer));
+    }
+    pub fn is_enabled(&self) -> bool {
+        !self.list.is_empty()
+    }
+    pub fn emit(&mut self, event: &TraceEvent) {
+        for t in &mut self.list {
+            t.record(event);
+        }
+    }
+    /// Drains a model's buffer of events into the subscribers.
+    pub fn emit_all(&mut self, events: &mut Vec<TraceEvent>) {
+        for e in events.drain(..) {
+            self.emit(&e);
+        }
+    }
+}
+
+/// A tracer that keeps every event in memory: for tests.
+#[derive(Clone, Default)]
+pub struct MemoryTracer(pub std::sync::Arc<std::sync::Mutex<Vec<TraceEvent>>>);
+
+impl Tracer for MemoryTracer {
+    fn record(&mut self, event: &TraceEvent) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(*event);
+    }
+}
+
+impl MemoryTracer {
+    pub fn events(&self) -> Vec<TraceEvent> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+    pub fn count(&self, point: TracePoint) -> usize {
+        self.events().iter().filter(|e| e.point == point).count()
+    }
+}

@@ -1,0 +1,69 @@
+//! One WQE of a connection on the wire at a time (the spec's "WQEs", step 2): ten posted at once
+//! wait at the NIC in post order, each starting when the one ahead completes.
+
+use crate::Figures;
+use crate::common::*;
+use engine::prelude::*;
+use models::fabric::SwitchConfig;
+use models::wire::ROCE_ACK_BYTES;
+use roce_nic::RoceNicConfig;
+
+#[test]
+fn ten_wqes_on_one_connection_go_one_at_a_time_in_post_order() {
+    const N: u64 = 10;
+    let mut app = star_app(
+        2,
+        RoceNicConfig::default(),
+        SwitchConfig::default(),
+        DriverConfig::new(vec![(0, 1)], N),
+        tracing_tap(),
+    );
+    run(&mut app, SimTime::from_us(300));
+    let w = &app.world;
+    assert_each_completes_once(w);
+    let f = Figures::defaults();
+    let log = w.resource::<DriverLog>();
+    let done = completions_of(log, 0);
+    let numbers: Vec<u64> = done.iter().map(|d| d.number).collect();
+    assert_eq!(numbers, (1..=N).collect::<Vec<_>>(), "completions in post order");
+
+    // Every WQE's own part (fetch of its first packet, the network, the ACK) is the same as a
+    // lone WQE's: the link, the port and PCIe are idle when it starts.
+    let own = f.fetch(4096) + f.network(WQE_BYTES) + f.across(ROCE_ACK_BYTES as u64);
+    let posted = log.established[0].1;
+    for (k, d) in done.iter().enumerate() {
+        let t = d.times;
+        assert!(t.monotonic(), "WQE {}", d.number);
+        assert_eq!(t.posted, posted);
+        // The ten doorbells queue on the host-to-NIC direction: the k-th (from 0) is at the NIC
+        // after k + 1 TLPs of 116 B, then L.
+        assert_eq!(t.at_nic, posted + SimTime(f.p(116).0 * (k as u64 + 1)) + f.l());
+        assert_eq!(t.completed - t.started, own, "WQE {}", d.number);
+        if k > 0 {
+            let ahead = done[k - 1].times;
+            assert!(t.started >= ahead.completed);
+            // It starts the instant the one ahead completes: the NIC wastes no time.
+            assert_eq!(t.started, ahead.completed);
+        } else {
+            assert_eq!(t.started, t.at_nic);
+        }
+    }
+    // Wait at the NIC grows by one WQE's own time per place in the queue (less the doorbells'
+    // stagger): the 10th waited for nine.
+    let last = done[9].times;
+    assert_eq!(last.started, done[0].times.started + SimTime(own.0 * 9));
+
+    // On the wire: WQE k owns PSNs 62k .. 62k + 61, and every one of its packets left the
+    // Initiator after the WQE ahead completed and reached the Responder before it completed.
+    let seen = &w.resource::<Tap>().seen;
+    assert_eq!(seen.len() as u64, 62 * N);
+    for s in seen {
+        let k = (s.pkt.psn / 62) as usize;
+        let t = done[k].times;
+        assert!(s.pkt.sent_at >= t.started && s.at <= t.last_rx, "psn {}", s.pkt.psn);
+        if k > 0 {
+            assert!(s.pkt.sent_at >= done[k - 1].times.completed, "psn {}", s.pkt.psn);
+        }
+    }
+    assert_eq!(nic_counters(w, 1).payload_bytes_received, N * WQE_BYTES);
+}

@@ -1,0 +1,405 @@
+//! The `rdmasim` command as a user meets it: bad input of every kind exits with code 2 and a
+//! message naming the file, the line and column, and the field, never a panic; `validate`
+//! accepts every shipped scenario; `plan --format json` and `topology` print what they promise;
+//! `--help` documents every option.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn default_ron() -> PathBuf {
+    workspace().join("scenarios/default.ron")
+}
+
+fn rdmasim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rdmasim"))
+        .args(args)
+        .env_remove("SOURCE_DATE_EPOCH")
+        .output()
+        .expect("run rdmasim")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A scenario file in the temp dir, removed when dropped.
+struct TempScenario(PathBuf);
+
+impl TempScenario {
+    fn new(tag: &str, text: &str) -> TempScenario {
+        let path = std::env::temp_dir().join(format!("rdmasim-cli-{tag}-{}.ron", std::process::id()));
+        std::fs::write(&path, text).expect("write a scenario");
+        TempScenario(path)
+    }
+    fn path(&self) -> &str {
+        self.0.to_str().expect("utf-8 temp path")
+    }
+}
+
+impl Drop for TempScenario {
+    fn drop(&mut self) {
+        std::fs::remove_file(&self.0).ok();
+    }
+}
+
+/// The 1-based line of default.ron where `needle` first appears: where an error about that
+/// field (set with `--set`, which replaces the value in place) must point.
+fn line_in_default(needle: &str) -> usize {
+    let text = std::fs::read_to_string(default_ron()).expect("default.ron");
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle} not in default.ron"))
+        + 1
+}
+
+/// Runs `validate` and checks a bad-input failure: exit code 2, no panic, and a first line
+/// `{file}:{line}:{column}: {field}: ...` with the expected file, line and field. Returns the
+/// message for further checks.
+fn rejects(file: &str, line: usize, field: Option<&str>, extra: &[&str]) -> String {
+    let mut args = vec!["validate", file];
+    for s in extra {
+        args.extend(["--set", s]);
+    }
+    let o = rdmasim(&args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    let first = err.lines().next().unwrap_or_default();
+    let rest = first
+        .strip_prefix(file)
+        .and_then(|r| r.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("{args:?}: message does not start with the file: {first}"));
+    let mut parts = rest.splitn(3, ':');
+    let (l, c) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
+    assert_eq!(l.parse::<usize>().ok(), Some(line), "{args:?}: wrong line in {first}");
+    assert!(
+        c.parse::<usize>().is_ok_and(|c| c >= 1),
+        "{args:?}: no column in {first}"
+    );
+    if let Some(field) = field {
+        let text = parts.next().unwrap_or_default().trim_start();
+        assert!(
+            text.starts_with(&format!("{field}:")),
+            "{args:?}: field {field} not named: {first}"
+        );
+    }
+    first.to_string()
+}
+
+/// `rejects` for a `--set` on default.ron, the error pointing at the line of `anchor`.
+fn rejects_set(set: &str, anchor: &str, field: &str) -> String {
+    let file = default_ron();
+    rejects(
+        file.to_str().expect("utf-8"),
+        line_in_default(anchor),
+        Some(field),
+        &[set],
+    )
+}
+
+#[test]
+fn syntax_error() {
+    // The comma missing after line 2's value: the parser finds out on line 2 or 3; ours says 2
+    // (the end of the value that wants a comma).
+    let s = TempScenario::new(
+        "syntax",
+        "(\n    name: \"x\"\n    nic: RoceNic(()),\n    applications: [],\n)\n",
+    );
+    let msg = rejects(s.path(), 2, None, &[]);
+    assert!(msg.to_lowercase().contains("comma"), "{msg}");
+}
+
+#[test]
+fn unknown_field() {
+    let text = "(\n    name: \"x\",\n    simulation: (RunTme: 0.1),\n    nic: RoceNic(()),\n    \
+                applications: [ScalaRdma(())],\n)\n";
+    let s = TempScenario::new("unknown", text);
+    let msg = rejects(s.path(), 3, Some("simulation.RunTme"), &[]);
+    assert!(msg.contains("RunTime"), "the known fields are listed: {msg}");
+}
+
+#[test]
+fn bad_unit() {
+    let msg = rejects_set("simulation.RunTime=\"5parsec\"", "RunTime:", "simulation.RunTime");
+    assert!(msg.contains("us") && msg.contains("ms"), "the units are listed: {msg}");
+}
+
+#[test]
+fn negative_time() {
+    let msg = rejects_set("simulation.StartTime=-0.001", "StartTime:", "simulation.StartTime");
+    assert!(msg.contains("negative"), "{msg}");
+}
+
+#[test]
+fn unknown_plugin_name_lists_the_known_ones() {
+    let msg = rejects_set("nic=FooNic(())", "nic:", "nic");
+    assert!(
+        msg.contains("FooNic") && msg.contains("RoceNic") && msg.contains("IdealNic"),
+        "{msg}"
+    );
+}
+
+#[test]
+#[ignore = "bug: ron's Display of an unknown variant prints the registry's name \"NIC model\" \
+            as `\"NIC model\"_[invalid identifier]` (models/src/registry.rs names the enum with \
+            a space; ron 0.12 error.rs flags non-identifiers)"]
+fn unknown_plugin_name_message_reads_cleanly() {
+    let msg = rejects_set("nic=FooNic(())", "nic:", "nic");
+    assert!(!msg.contains("invalid identifier"), "{msg}");
+}
+
+#[test]
+fn bad_set_path() {
+    // The path is not in the scenario: the message is about the `--set`, not a file line.
+    let o = rdmasim(&["validate", default_ron().to_str().expect("utf-8"), "--set", "foo.bar=1"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.starts_with("<--set>:1:1: foo.bar:"), "{err}");
+    assert!(err.contains("simulation"), "the fields there are listed: {err}");
+}
+
+#[test]
+fn num_connections_out_of_range() {
+    for n in ["0", "2000"] {
+        let msg = rejects_set(
+            &format!("applications[0].NumConnections={n}"),
+            "NumConnections:",
+            "applications[0].NumConnections",
+        );
+        assert!(msg.contains("1 to 1,024"), "{msg}");
+    }
+}
+
+#[test]
+fn negative_max_pending_wqes() {
+    rejects_set(
+        "applications[0].MaxPendingWQEs=-1",
+        "MaxPendingWQEs:",
+        "applications[0].MaxPendingWQEs",
+    );
+}
+
+#[test]
+fn traffic_class_without_a_pool() {
+    // The RoCE NIC's default pools are classes 0 and 1 in both buffers: class 3 has neither.
+    let msg = rejects_set(
+        "applications[0].RdmaDataPacketTC=3",
+        "RdmaDataPacketTC:",
+        "applications[0].RdmaDataPacketTC",
+    );
+    assert!(
+        msg.contains("EgressBufferManager") && msg.contains("IngressBufferManager") && msg.contains("classes 0, 1"),
+        "{msg}"
+    );
+    // Give class 3 a receive pool only: the message names the missing transmit (egress) pool.
+    let file = default_ron();
+    let msg = rejects(
+        file.to_str().expect("utf-8"),
+        line_in_default("RdmaDataPacketTC:"),
+        Some("applications[0].RdmaDataPacketTC"),
+        &[
+            "applications[0].RdmaDataPacketTC=3",
+            "nic=RoceNic((IngressBufferManager: (PoolAllocationVector: (0.4, 0.4, 0.0, 0.2, 0.0, 0.0, 0.0, 0.0))))",
+        ],
+    );
+    assert!(msg.contains("no egress (transmit) pool"), "{msg}");
+}
+
+#[test]
+fn traffic_class_out_of_range() {
+    let msg = rejects_set(
+        "applications[0].RdmaDataPacketTC=9",
+        "RdmaDataPacketTC:",
+        "applications[0].RdmaDataPacketTC",
+    );
+    assert!(msg.contains("0 to 7"), "{msg}");
+}
+
+#[test]
+fn other_op_code() {
+    let msg = rejects_set(
+        "applications[0].OpCode=RDMA_OPCODE_READ",
+        "OpCode:",
+        "applications[0].OpCode",
+    );
+    assert!(msg.contains("RDMA_OPCODE_WRITE_FIRST"), "the one allowed value: {msg}");
+}
+
+#[test]
+fn zero_ratio() {
+    rejects_set(
+        "applications[0].prScalaRdmaInitiator=0",
+        "prScalaRdmaInitiator:",
+        "applications[0].prScalaRdmaInitiator",
+    );
+}
+
+#[test]
+fn ratios_summing_above_one() {
+    // 0.7 + 0.5 = 1.2: the check spans the applications, so it names `applications`.
+    let msg = rejects_set(
+        "applications[0].prScalaRdmaInitiator=0.7",
+        "applications:",
+        "applications",
+    );
+    assert!(msg.contains("1.2"), "{msg}");
+}
+
+#[test]
+fn more_components_than_hosts() {
+    // Two applications at 0.25 + 0.25 each: 4 components, each needs a host, 3 hosts.
+    let text = "(\n    name: \"x\",\n    topology: Star(hosts: 3),\n    nic: RoceNic(()),\n    applications: [\n        \
+                ScalaRdma((prScalaRdmaInitiator: 0.25, prScalaRdmaResponder: 0.25)),\n        \
+                ScalaRdma((name: \"b\", prScalaRdmaInitiator: 0.25, prScalaRdmaResponder: 0.25)),\n    ],\n)\n";
+    let s = TempScenario::new("hosts", text);
+    let msg = rejects(s.path(), 5, Some("applications"), &[]);
+    assert!(msg.contains("3 hosts") && msg.contains("4 components"), "{msg}");
+}
+
+#[test]
+fn pool_allocation_above_the_whole_buffer() {
+    let msg = rejects_set(
+        "nic=RoceNic((EgressBufferManager: (PoolAllocationVector: (0.6, 0.6, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))))",
+        "nic:",
+        "nic.EgressBufferManager.PoolAllocationVector",
+    );
+    assert!(msg.contains("1.2"), "{msg}");
+}
+
+#[test]
+fn unreadable_file() {
+    // Nothing to point into: the message names the file and the reason; no line or column.
+    let missing = std::env::temp_dir().join(format!("rdmasim-cli-missing-{}.ron", std::process::id()));
+    let file = missing.to_str().expect("utf-8");
+    let o = rdmasim(&["validate", file]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.starts_with(&format!("{file}: cannot read")), "{err}");
+}
+
+#[test]
+fn run_rejects_bad_input_too() {
+    // The same loader behind `run`, `plan` and `topology`.
+    let file = default_ron();
+    let file = file.to_str().expect("utf-8");
+    for cmd in ["run", "plan", "topology"] {
+        let o = rdmasim(&[cmd, file, "--set", "simulation.RunTime=-1"]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with(&format!("{file}:")), "{cmd}: {}", stderr(&o));
+    }
+}
+
+fn scenario_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(workspace().join("scenarios"))
+        .expect("scenarios/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn validate_accepts_every_scenario() {
+    let files = scenario_files();
+    assert!(files.len() >= 6);
+    for f in files {
+        let o = rdmasim(&["validate", f.to_str().expect("utf-8")]);
+        assert_eq!(o.status.code(), Some(0), "{}: {}", f.display(), stderr(&o));
+        assert!(stdout(&o).contains(": ok"), "{}", stdout(&o));
+    }
+}
+
+#[test]
+fn plan_json_has_the_issue_shape() {
+    let o = rdmasim(&["plan", default_ron().to_str().expect("utf-8"), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // One JSON object, nothing else on stdout.
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    let hosts = v["hosts"].as_array().expect("hosts");
+    let pairs = v["pairs"].as_array().expect("pairs");
+    let conns = v["connections"].as_array().expect("connections");
+    // The default: 16 hosts, 8 Initiators and 8 Responders, 8 pairs, 1 connection each.
+    assert_eq!((hosts.len(), pairs.len(), conns.len()), (16, 8, 8));
+    for (k, h) in hosts.iter().enumerate() {
+        assert_eq!(h["node_id"].as_u64(), Some(k as u64));
+        assert_eq!(h["application"], "scala-rdma");
+        assert!(h["component"] == "initiator" || h["component"] == "responder", "{h}");
+    }
+    let component = |n: &serde_json::Value| hosts[n.as_u64().expect("node id") as usize]["component"].clone();
+    for p in pairs {
+        assert_eq!(component(&p["initiator"]), "initiator", "{p}");
+        assert_eq!(component(&p["responder"]), "responder", "{p}");
+    }
+    for c in conns {
+        assert!(
+            pairs
+                .iter()
+                .any(|p| p["initiator"] == c["initiator"] && p["responder"] == c["responder"])
+        );
+        assert_eq!(c["index"], 0);
+        let name = c["application_name"].as_str().expect("application_name");
+        assert!(!name.is_empty());
+    }
+}
+
+#[test]
+fn topology_prints_every_node_as_dot() {
+    // Default leaf-spine: 16 hosts, 4 leaves, 4 spines: 24 nodes, 16 + 4 x 4 = 32 links.
+    let o = rdmasim(&["topology", default_ron().to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let dot = stdout(&o);
+    assert!(
+        dot.trim_start().starts_with("graph") || dot.trim_start().starts_with("digraph"),
+        "{dot}"
+    );
+    assert!(dot.trim_end().ends_with('}'));
+    let nodes: Vec<&str> = dot
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.contains("--") && !l.contains("->") && l.ends_with(';') && l.contains('['))
+        .collect();
+    assert_eq!(nodes.len(), 24, "{dot}");
+    let names = (0..16)
+        .map(|k| format!("h{k}"))
+        .chain((0..4).map(|k| format!("leaf{k}")))
+        .chain((0..4).map(|k| format!("spine{k}")));
+    for name in names {
+        let label = format!("label=\"{name}\\n");
+        assert!(nodes.iter().any(|l| l.contains(&label)), "no node {name}: {dot}");
+    }
+    let edges = dot.lines().filter(|l| l.contains(" -- ") || l.contains(" -> ")).count();
+    assert_eq!(edges, 32, "{dot}");
+}
+
+#[test]
+fn help_documents_every_option() {
+    let cases: [(&[&str], &[&str]); 5] = [
+        (&["--help"], &["run", "validate", "plan", "topology"]),
+        (
+            &["run", "--help"],
+            &["--out", "--name", "--set", "--json", "--quiet", "SCENARIO"],
+        ),
+        (&["validate", "--help"], &["--set", "SCENARIO"]),
+        (&["plan", "--help"], &["--format", "--set", "json", "text", "SCENARIO"]),
+        (&["topology", "--help"], &["--set", "SCENARIO"]),
+    ];
+    for (args, words) in cases {
+        let o = rdmasim(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        let out = stdout(&o);
+        for w in words {
+            assert!(out.contains(w), "{args:?} does not mention {w}: {out}");
+        }
+    }
+}
