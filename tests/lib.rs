@@ -143,7 +143,7 @@ impl Csv {
 }
 
 /// Parses a decimal with at most `digits` fraction digits as an integer count of
-/// 10^-digits units, exactly: `ps_of("17.152122", 6)` is 17_152_122.
+/// 10^-digits units, exactly: `fixed_point("17.152122", 6)` is 17_152_122.
 pub fn fixed_point(text: &str, digits: u32) -> u64 {
     let (int, frac) = text.split_once('.').unwrap_or((text, ""));
     assert!(frac.len() <= digits as usize, "{text} has more than {digits} decimals");

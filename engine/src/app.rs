@@ -32,6 +32,7 @@ pub struct PluginGroupBuilder {
 }
 
 impl PluginGroupBuilder {
+    #[allow(clippy::should_implement_trait)] // bevy's name for it
     pub fn add<P: Plugin>(mut self, plugin: P) -> Self {
         self.plugins.retain(|(id, _, _)| *id != TypeId::of::<P>());
         self.plugins.push((TypeId::of::<P>(), Box::new(plugin), true));

@@ -91,7 +91,9 @@ pub struct Timeline {
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
-#[error("simulation: the timeline ends after {0} seconds of simulated time, past what the engine holds (about 2e8 s)")]
+#[error(
+    "simulation: the timeline ends after {0} seconds of simulated time, past what the engine holds (about 1.8e7 s)"
+)]
 pub struct TimelineOverflow(pub f64);
 
 impl Timeline {

@@ -90,7 +90,7 @@ impl App {
             if let Some(p) = opts.progress.as_deref_mut() {
                 p(next_tick, events);
             }
-            next_tick = next_tick + interval;
+            next_tick += interval;
         }
         queue.advance_to(opts.stop);
         let events = queue.processed();

@@ -112,7 +112,7 @@ fn secs_to_duration(secs: f64) -> Result<Duration, String> {
     }
     SimTime::from_secs_f64(secs)
         .map(Duration)
-        .ok_or_else(|| "the duration is not a finite number of seconds below 2e8".into())
+        .ok_or_else(|| "the duration is not a finite number of seconds below 1.8e7 (about 213 days)".into())
 }
 
 impl std::str::FromStr for Size {
@@ -248,9 +248,9 @@ impl fmt::Display for Size {
 }
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 % 1_000_000_000 == 0 {
+        if self.0.is_multiple_of(1_000_000_000) {
             write!(f, "{}Gbps", self.0 / 1_000_000_000)
-        } else if self.0 % 1_000_000 == 0 {
+        } else if self.0.is_multiple_of(1_000_000) {
             write!(f, "{}Mbps", self.0 / 1_000_000)
         } else {
             write!(f, "{}bps", self.0)

@@ -28,8 +28,8 @@ pub trait ApplicationModel: Debug + Send + Sync + 'static {
     fn as_any(&self) -> &dyn Any;
 }
 
-pub static NICS: Registry<dyn NicModel> = Registry::new("NIC model");
-pub static APPLICATIONS: Registry<dyn ApplicationModel> = Registry::new("application");
+pub static NICS: Registry<dyn NicModel> = Registry::new("NicModel");
+pub static APPLICATIONS: Registry<dyn ApplicationModel> = Registry::new("Application");
 
 impl Registered for dyn NicModel {
     fn registry() -> &'static Registry<dyn NicModel> {

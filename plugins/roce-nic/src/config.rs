@@ -119,6 +119,10 @@ pub struct RoceNicConfig {
     /// Time without a completing ACK after a WQE's last packet before go-back-N resends from
     /// the first unacknowledged packet. Default 100 us (ours).
     pub RetransmitTimeout: Duration,
+    /// Frames the port's scheduler puts into its transmit FIFO at each wake-up, back to back.
+    /// A PAUSE from the switch or a new control frame takes effect after them. Default 4 (ours),
+    /// from 1 to 64; 1 decides every frame at the instant the port frees.
+    pub TxBurstPackets: u32,
     /// The host's PCIe link.
     pub Pcie: PcieConfig,
 }
@@ -129,6 +133,7 @@ impl RoceNicConfig {
     pub const DEFAULT_HEADER_BYTES: u64 = 58;
     pub const DEFAULT_FETCH_WINDOW_BYTES: u64 = 64 * 1024;
     pub const DEFAULT_RETRANSMIT_TIMEOUT_US: u64 = 100;
+    pub const DEFAULT_TX_BURST_PACKETS: u32 = 4;
 
     /// Checks what serde's types cannot; each message names the field (relative to `nic`).
     pub fn validate(&self) -> Result<(), String> {
@@ -171,6 +176,12 @@ impl RoceNicConfig {
                 self.Mss, self.FetchWindow
             ));
         }
+        if !(1..=64).contains(&self.TxBurstPackets) {
+            return Err(format!(
+                "TxBurstPackets must be from 1 to 64, got {}",
+                self.TxBurstPackets
+            ));
+        }
         if self.RetransmitTimeout.0 == SimTime::ZERO {
             return Err("RetransmitTimeout must be greater than 0".into());
         }
@@ -189,6 +200,7 @@ impl Default for RoceNicConfig {
             FetchWindow: Size(Self::DEFAULT_FETCH_WINDOW_BYTES),
             AckEveryPackets: 0,
             RetransmitTimeout: Duration::from_us(Self::DEFAULT_RETRANSMIT_TIMEOUT_US),
+            TxBurstPackets: Self::DEFAULT_TX_BURST_PACKETS,
             Pcie: PcieConfig::default(),
         }
     }

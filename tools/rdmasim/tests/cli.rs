@@ -148,9 +148,6 @@ fn unknown_plugin_name_lists_the_known_ones() {
 }
 
 #[test]
-#[ignore = "bug: ron's Display of an unknown variant prints the registry's name \"NIC model\" \
-            as `\"NIC model\"_[invalid identifier]` (models/src/registry.rs names the enum with \
-            a space; ron 0.12 error.rs flags non-identifiers)"]
 fn unknown_plugin_name_message_reads_cleanly() {
     let msg = rejects_set("nic=FooNic(())", "nic:", "nic");
     assert!(!msg.contains("invalid identifier"), "{msg}");
@@ -273,6 +270,35 @@ fn pool_allocation_above_the_whole_buffer() {
         "nic.EgressBufferManager.PoolAllocationVector",
     );
     assert!(msg.contains("1.2"), "{msg}");
+}
+
+#[test]
+fn too_few_hosts_names_the_field_once() {
+    let msg = rejects_set("topology=Star(hosts: 1)", "topology:", "topology.hosts");
+    assert!(msg.contains("at least 2"), "{msg}");
+    assert_eq!(msg.matches("topology.hosts").count(), 1, "{msg}");
+}
+
+#[test]
+fn timeline_past_the_engine_clock() {
+    // u64 picoseconds hold 1.8e19 ps = 1.8e7 s: RunTime 1e7 s and CoolDown 1e7 s are each
+    // fine, but the stop time (2e7 s) is not.
+    let file = default_ron();
+    let msg = rejects(
+        file.to_str().expect("utf-8"),
+        line_in_default("simulation:"),
+        Some("simulation"),
+        &["simulation.RunTime=1e7", "simulation.CoolDown=1e7"],
+    );
+    let (_, text) = msg.split_once(": simulation: ").expect("the field");
+    assert!(!text.starts_with("simulation:"), "the field named once: {msg}");
+    assert!(text.contains("2000000"), "{msg}");
+}
+
+#[test]
+fn duration_limit_message_states_the_real_limit() {
+    let msg = rejects_set("simulation.RunTime=1e8", "RunTime:", "simulation.RunTime");
+    assert!(!msg.contains("2e8"), "{msg}");
 }
 
 #[test]
