@@ -76,7 +76,7 @@ fn run_events(app: &mut App, stop: &mut SimTime, window: SimTime, iters: u64) ->
     let started = Instant::now();
     let mut handled = 0;
     while handled < iters {
-        *stop = *stop + window;
+        *stop += window;
         let stats = app.run(RunOptions {
             stop: *stop,
             beacon_interval: SimTime::MAX,

@@ -6,12 +6,15 @@
 //! `Entity` values: the same scenario gives the same order on any partition of the world.
 //!
 //! The key packs into one `u128` (time in the high 64 bits, then 24 bits of source and 40 of
-//! sequence), so the heap compares a single integer.
+//! sequence), so the heap compares a single integer. A handled event usually schedules the next
+//! one at once, so popping leaves the root in place, marked as taken, and the next `schedule`
+//! overwrites it: one pass down the heap instead of two (`heap.rs` has the heap itself).
+
+mod heap;
 
 use crate::time::SimTime;
 use bevy_ecs::prelude::Resource;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use heap::{Entry, QuadHeap};
 
 /// An event kind: an index into the dispatch table, handed out by `App::add_event_kind`.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -41,46 +44,30 @@ pub struct SimEvent {
     pub data: u64,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    key: u128,
-    kind: EventKind,
-    target: u32,
-    data: u64,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest key first.
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
-    }
-}
-
 /// The world's pending events, the current time and the counters the run summary reports.
-#[derive(Resource, Debug, Default)]
+#[derive(Resource, Debug)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: QuadHeap,
+    /// The heap's root was returned by `pop_before` and is no longer pending; the next `schedule`
+    /// replaces it, or the next pop removes it.
+    root_taken: bool,
     seqs: Vec<u64>,
     now: SimTime,
     processed: u64,
 }
 
+impl Default for EventQueue {
+    /// The same as `new`: source 0 is the engine's.
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            heap: QuadHeap::with_capacity(1024),
+            root_taken: false,
             seqs: vec![0],
             now: SimTime::ZERO,
             processed: 0,
@@ -113,7 +100,7 @@ impl EventQueue {
 
     /// Events waiting.
     pub fn pending(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.root_taken as usize
     }
 
     /// Schedules an event. Scheduling in the past is a model bug: it panics in debug builds and
@@ -131,36 +118,51 @@ impl EventQueue {
         *seq += 1;
         assert!(s <= SEQ_MASK, "a source scheduled more than 2^40 events");
         let key = ((time.0 as u128) << 64) | ((source.0 as u128) << SEQ_BITS) | s as u128;
-        self.heap.push(Entry {
+        let entry = Entry {
             key,
-            kind,
+            kind: kind.0,
             target,
             data,
-        });
+        };
+        if self.root_taken {
+            self.root_taken = false;
+            self.heap.replace_root(entry);
+        } else {
+            self.heap.push(entry);
+        }
     }
 
     /// Removes and returns the earliest event strictly before `stop`, advancing `now` to its time.
     #[inline]
     pub fn pop_before(&mut self, stop: SimTime) -> Option<SimEvent> {
+        if self.root_taken {
+            self.root_taken = false;
+            self.heap.remove_root();
+        }
         let top = self.heap.peek()?;
         let time = SimTime((top.key >> 64) as u64);
         if time >= stop {
             return None;
         }
-        let e = self.heap.pop()?;
+        self.root_taken = true;
         self.now = time;
         self.processed += 1;
         Some(SimEvent {
             time,
-            kind: e.kind,
-            target: e.target,
-            data: e.data,
+            kind: EventKind(top.kind),
+            target: top.target,
+            data: top.data,
         })
     }
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| SimTime((e.key >> 64) as u64))
+        let top = if self.root_taken {
+            self.heap.peek_second()
+        } else {
+            self.heap.peek()
+        };
+        top.map(|e| SimTime((e.key >> 64) as u64))
     }
 
     /// Moves `now` forward without handling an event (to the stop time at the end of a run).
@@ -226,5 +228,113 @@ mod tests {
         assert_eq!(got, vec![1]);
         assert_eq!(q.pending(), 2);
         assert_eq!(q.now(), SimTime(99));
+    }
+}
+
+/// Property tests: the queue against a sorted model, on random schedules from several sources.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::rng::{below, stream};
+    use std::collections::BTreeMap;
+
+    const SOURCES: u32 = 7;
+
+    #[test]
+    fn pops_in_key_order_whatever_the_insertion_order() {
+        // Each source's events, in the order that source schedules them. Times come from a narrow
+        // range so that most times are shared by several sources.
+        let mut rng = stream(1, "queue-order", 0);
+        let per_source: Vec<Vec<(u64, u64)>> = (0..SOURCES)
+            .map(|s| {
+                (0..500)
+                    .map(|i| (below(&mut rng, 64), u64::from(s) * 1_000 + i))
+                    .collect()
+            })
+            .collect();
+        // The order the key defines: time, then source, then the source's own order.
+        let mut expected: Vec<(u64, u32, u64)> = Vec::new();
+        for (s, events) in per_source.iter().enumerate() {
+            for (seq, &(t, data)) in events.iter().enumerate() {
+                expected.push((t, s as u32, seq as u64 * 1_000_000 + data));
+            }
+        }
+        expected.sort();
+        let expected: Vec<u64> = expected.iter().map(|e| e.2 % 1_000_000).collect();
+
+        for trial in 0..8 {
+            // Interleave the sources at random: every insertion order keeps each source's own.
+            let mut rng = stream(2, "queue-shuffle", trial);
+            let mut q = EventQueue::new();
+            let ids: Vec<SourceId> = (0..SOURCES).map(|_| q.add_source()).collect();
+            let mut next = vec![0usize; SOURCES as usize];
+            let mut left: Vec<usize> = (0..SOURCES as usize).collect();
+            while !left.is_empty() {
+                let pick = below(&mut rng, left.len() as u64) as usize;
+                let s = left[pick];
+                let (t, data) = per_source[s][next[s]];
+                q.schedule(SimTime(t), ids[s], EventKind(0), s as u32, data);
+                next[s] += 1;
+                if next[s] == per_source[s].len() {
+                    left.swap_remove(pick);
+                }
+            }
+            assert_eq!(q.pending(), expected.len());
+            let got: Vec<u64> = std::iter::from_fn(|| q.pop_before(SimTime::MAX))
+                .map(|e| e.data)
+                .collect();
+            assert_eq!(got, expected, "insertion order {trial}");
+        }
+    }
+
+    #[test]
+    fn interleaved_pops_and_schedules_match_a_sorted_model() {
+        // Handlers schedule zero to three events each, some at the current time (so a new key can
+        // sort before the one just popped), against a `BTreeMap` of keys.
+        for trial in 0..4 {
+            let mut rng = stream(3, "queue-model", trial);
+            let mut q = EventQueue::new();
+            let ids: Vec<SourceId> = (0..SOURCES).map(|_| q.add_source()).collect();
+            let mut seqs = vec![0u64; SOURCES as usize];
+            let mut model: BTreeMap<(u64, u32, u64), u64> = BTreeMap::new();
+            let mut data = 0u64;
+            let mut schedule = |q: &mut EventQueue, model: &mut BTreeMap<_, _>, rng: &mut _, now: u64| {
+                let s = below(rng, u64::from(SOURCES)) as usize;
+                let t = now + below(rng, 4) * below(rng, 100);
+                q.schedule(SimTime(t), ids[s], EventKind(0), 0, data);
+                model.insert((t, ids[s].0, seqs[s]), data);
+                seqs[s] += 1;
+                data += 1;
+            };
+            for _ in 0..200 {
+                schedule(&mut q, &mut model, &mut rng, 0);
+            }
+            let mut handled = 0;
+            while handled < 5_000 {
+                // A stop time now and then, at or just after the next event.
+                let stop = match model.keys().next() {
+                    Some(&(t, _, _)) if below(&mut rng, 8) == 0 => t + below(&mut rng, 2),
+                    _ => u64::MAX,
+                };
+                let want = model
+                    .first_key_value()
+                    .filter(|(k, _)| k.0 < stop)
+                    .map(|(k, v)| (k.0, *v));
+                let got = q.pop_before(SimTime(stop)).map(|e| (e.time.0, e.data));
+                assert_eq!(got, want, "trial {trial}, event {handled}");
+                let Some((now, _)) = got else { continue };
+                model.pop_first();
+                handled += 1;
+                for _ in 0..below(&mut rng, 4) {
+                    schedule(&mut q, &mut model, &mut rng, now);
+                }
+                if model.is_empty() {
+                    schedule(&mut q, &mut model, &mut rng, now);
+                }
+                assert_eq!(q.pending(), model.len());
+                assert_eq!(q.peek_time(), model.keys().next().map(|k| SimTime(k.0)));
+                assert_eq!(q.now(), SimTime(now));
+            }
+        }
     }
 }

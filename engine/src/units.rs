@@ -60,9 +60,21 @@ impl Rate {
     /// never runs faster than its rate.
     #[inline]
     pub fn serialization_time(self, bytes: u64) -> SimTime {
-        let num = bytes as u128 * 8 * SimTime::PS_PER_SEC as u128;
-        let rate = self.0 as u128;
-        SimTime(num.div_ceil(rate) as u64)
+        const BIT_PS: u64 = 8 * SimTime::PS_PER_SEC;
+        // Packets are far below 2.3 MB, where bytes x 8e12 still fits a u64: one hardware
+        // division instead of a software u128 one (this runs for every packet at every hop).
+        if bytes <= u64::MAX / BIT_PS {
+            return SimTime((bytes * BIT_PS).div_ceil(self.0));
+        }
+        let num = bytes as u128 * BIT_PS as u128;
+        SimTime(num.div_ceil(self.0 as u128) as u64)
+    }
+
+    /// Picoseconds per byte when that is a whole number (400 Gbps: 20), for serializers that
+    /// cache it and multiply instead of dividing.
+    pub fn exact_ps_per_byte(self) -> Option<u64> {
+        let bit_ps = 8 * SimTime::PS_PER_SEC;
+        bit_ps.is_multiple_of(self.0).then(|| bit_ps / self.0)
     }
 
     /// Bytes this rate carries in `t` (rounded down).
@@ -269,6 +281,15 @@ mod tests {
         assert_eq!(Rate::gbps(400).serialization_time(1), SimTime(20));
         // 1 byte at 3 bps does not divide: rounded up.
         assert_eq!(Rate(3).serialization_time(1), SimTime(2_666_666_666_667));
+        // Both paths (u64 below 2.3 MB, u128 above) agree with the formula.
+        for bytes in [0u64, 1, 4154, 2_305_843, 2_305_844, 10_000_000_000] {
+            for rate in [Rate::gbps(400), Rate(504_000_000_000), Rate(3)] {
+                let exact = (bytes as u128 * 8_000_000_000_000).div_ceil(rate.0 as u128) as u64;
+                assert_eq!(rate.serialization_time(bytes), SimTime(exact), "{bytes} B at {rate}");
+            }
+        }
+        assert_eq!(Rate::gbps(400).exact_ps_per_byte(), Some(20));
+        assert_eq!(Rate(504_000_000_000).exact_ps_per_byte(), None);
     }
 
     #[test]

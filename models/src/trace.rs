@@ -8,7 +8,7 @@
 //! | `PacketReceived` | NIC | a frame reaches the NIC |
 //! | `PacketDropped` | NIC | data dropped (receive pool full, or out of sequence) |
 //! | `PfcSent` / `PfcReceived` | NIC | a PAUSE or RESUME frame leaves or reaches the NIC |
-//! | `WqePosted` / `WqeCompleted` | NIC | a WQE's doorbell reaches the NIC / it completes |
+//! | `WqePosted` / `WqeCompleted` | NIC | the application posts a WQE (`post_wqe`, before the doorbell crosses PCIe) / it completes |
 
 use crate::packet::Packet;
 use bevy_ecs::prelude::*;

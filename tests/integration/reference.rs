@@ -11,8 +11,10 @@
 //! and is the first table under it, with the columns Field, Unit, Default, Range / check, Source,
 //! Meaning. A Default cell is `required` or one RON value in backticks.
 
+mod doc;
 mod shape;
 
+use doc::{Doc, code};
 use serde::de::DeserializeOwned;
 use shape::shape;
 use std::collections::BTreeSet;
@@ -28,103 +30,6 @@ fn root() -> PathBuf {
 
 fn read(relative: &str) -> String {
     std::fs::read_to_string(root().join(relative)).unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
-}
-
-/// A Markdown file cut into what the checks need.
-struct Doc {
-    name: &'static str,
-    text: String,
-}
-
-impl Doc {
-    fn load(name: &'static str) -> Doc {
-        Doc { name, text: read(name) }
-    }
-
-    /// Lines outside code fences, and whether each is inside one.
-    fn lines(&self) -> Vec<(bool, &str)> {
-        let mut fenced = false;
-        self.text
-            .lines()
-            .map(|l| {
-                if l.trim_start().starts_with("```") {
-                    fenced = !fenced;
-                    (true, l)
-                } else {
-                    (fenced, l)
-                }
-            })
-            .collect()
-    }
-
-    /// The lines under the first heading containing `marker`, up to the next heading.
-    fn section(&self, marker: &str) -> Vec<&str> {
-        let lines = self.lines();
-        let is_heading = |&(fenced, l): &(bool, &str)| !fenced && l.starts_with('#');
-        let start = lines
-            .iter()
-            .position(|x| is_heading(x) && x.1.contains(marker))
-            .unwrap_or_else(|| panic!("{}: no heading names {marker}", self.name));
-        lines[start + 1..]
-            .iter()
-            .take_while(|x| !is_heading(x))
-            .map(|x| x.1)
-            .collect()
-    }
-
-    /// The body rows of the first table under the heading naming `marker`, cells trimmed.
-    fn table(&self, marker: &str) -> Vec<Vec<String>> {
-        let rows: Vec<Vec<String>> = self
-            .section(marker)
-            .into_iter()
-            .skip_while(|l| !l.starts_with('|'))
-            .take_while(|l| l.starts_with('|'))
-            .skip(2) // the header and the separator
-            .map(|l| {
-                let inner = l.trim().trim_start_matches('|').trim_end_matches('|');
-                inner.split('|').map(|c| c.trim().to_string()).collect()
-            })
-            .collect();
-        assert!(
-            !rows.is_empty(),
-            "{}: no table under the heading naming {marker}",
-            self.name
-        );
-        rows
-    }
-
-    /// The code blocks fenced as `lang`.
-    fn code_blocks(&self, lang: &str) -> Vec<String> {
-        let mut blocks = Vec::new();
-        let mut current: Option<String> = None;
-        for line in self.text.lines() {
-            let fence = line.trim_start().strip_prefix("```");
-            match (&mut current, fence) {
-                (None, Some(tag)) if tag.trim() == lang => current = Some(String::new()),
-                (Some(block), Some(_)) => {
-                    blocks.push(std::mem::take(block));
-                    current = None;
-                }
-                (Some(block), None) => {
-                    block.push_str(line);
-                    block.push('\n');
-                }
-                _ => {}
-            }
-        }
-        blocks
-    }
-
-    /// Whether `name` appears in code, alone (`` `Star` ``) or applied (`` `Star(hosts: 16)` ``).
-    fn mentions(&self, name: &str) -> bool {
-        self.text.contains(&format!("`{name}`")) || self.text.contains(&format!("`{name}("))
-    }
-}
-
-/// The text inside one pair of backticks, if the cell is exactly that.
-fn code(cell: &str) -> Option<&str> {
-    let inner = cell.strip_prefix('`')?.strip_suffix('`')?;
-    (!inner.contains('`')).then_some(inner)
 }
 
 /// RON text into `T` with the scenario loader's options, shown as its `Debug` form (which every

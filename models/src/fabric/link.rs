@@ -17,6 +17,8 @@ pub struct LinkDirection {
     pub to_node: u32,
     pub to_port: u16,
     pub rate: Rate,
+    /// `rate` as whole picoseconds per byte, when it is one (400 Gbps: 20 ps).
+    ps_per_byte: Option<u64>,
     /// Propagation delay, plus the receiving switch's forwarding latency (folded in here so a
     /// packet costs one arrival event per hop; the switch then has it at the time it could
     /// forward it).
@@ -42,6 +44,7 @@ impl LinkDirection {
             to_node: to.0,
             to_port: to.1,
             rate,
+            ps_per_byte: rate.exact_ps_per_byte(),
             delay,
             busy_until: SimTime::ZERO,
             source,
@@ -64,7 +67,11 @@ impl LinkDirection {
     #[inline]
     pub fn launch(&mut self, q: &mut EventQueue, arrive: EventKind, start: SimTime, pkt: Packet) -> SimTime {
         let begin = start.max(self.busy_until);
-        let end = begin + self.rate.serialization_time(pkt.bytes as u64);
+        let ser = match self.ps_per_byte {
+            Some(p) => SimTime(pkt.bytes as u64 * p),
+            None => self.rate.serialization_time(pkt.bytes as u64),
+        };
+        let end = begin + ser;
         self.busy_until = end;
         self.packets += 1;
         self.bytes += pkt.bytes as u64;

@@ -227,7 +227,7 @@ impl Default for EcnConfig {
 
 /// Eight values, one per class, written as a RON list `[a, b, ...]` (serde's own form for an
 /// array is a tuple, `(a, b, ...)`, which reads oddly for a per-class setting).
-mod per_class {
+pub mod per_class {
     use serde::de::{Error, SeqAccess, Visitor};
     use serde::{Deserialize, Deserializer, Serializer};
     use std::fmt;

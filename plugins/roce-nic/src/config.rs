@@ -14,7 +14,9 @@ pub struct BufferManager {
     pub BufferSize: Size,
     /// The share of `BufferSize` each class's pool gets, one entry per class 0-7, each from 0
     /// to 1, adding up to at most 1. A class with 0 has no pool. Default pools for classes 0 and
-    /// 1, half each (the spec: "with the NIC's defaults, those are classes 0 and 1").
+    /// 1, half each (the spec: "with the NIC's defaults, those are classes 0 and 1"). A RON
+    /// list, like every per-class setting: `[0.5, 0.5, 0, 0, 0, 0, 0, 0]`.
+    #[serde(with = "models::fabric::switch_config::per_class")]
     pub PoolAllocationVector: [f64; 8],
 }
 
@@ -63,6 +65,7 @@ pub struct IngressBufferManager {
     /// The buffer's size. Default 4 MiB (ours).
     pub BufferSize: Size,
     /// As in `BufferManager`. Default classes 0 and 1, half each.
+    #[serde(with = "models::fabric::switch_config::per_class")]
     pub PoolAllocationVector: [f64; 8],
     /// A class's pool occupancy at which the NIC sends PAUSE for that class, as a share of its
     /// pool. Default 0.5 (ours): the rest is headroom for what is in flight when PAUSE lands.

@@ -205,7 +205,7 @@ fn traffic_class_without_a_pool() {
         Some("applications[0].RdmaDataPacketTC"),
         &[
             "applications[0].RdmaDataPacketTC=3",
-            "nic=RoceNic((IngressBufferManager: (PoolAllocationVector: (0.4, 0.4, 0.0, 0.2, 0.0, 0.0, 0.0, 0.0))))",
+            "nic=RoceNic((IngressBufferManager: (PoolAllocationVector: [0.4, 0.4, 0.0, 0.2, 0.0, 0.0, 0.0, 0.0])))",
         ],
     );
     assert!(msg.contains("no egress (transmit) pool"), "{msg}");
@@ -265,7 +265,7 @@ fn more_components_than_hosts() {
 #[test]
 fn pool_allocation_above_the_whole_buffer() {
     let msg = rejects_set(
-        "nic=RoceNic((EgressBufferManager: (PoolAllocationVector: (0.6, 0.6, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))))",
+        "nic=RoceNic((EgressBufferManager: (PoolAllocationVector: [0.6, 0.6, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])))",
         "nic:",
         "nic.EgressBufferManager.PoolAllocationVector",
     );

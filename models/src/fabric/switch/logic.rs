@@ -107,19 +107,24 @@ impl SwitchLogic {
     }
 }
 
-/// The switch `node` and its egress direction `dir`, both mutable.
+/// The switch `node` and its egress direction `dir`, both mutable. `World::entity_mut` on the
+/// pair costs about half the instructions of `QueryState::get_many_mut` over a tuple of
+/// `Option`s (measured with callgrind on the default scenario).
 #[inline]
 fn get_pair<'w>(
-    both: &'w mut QueryState<SwitchAndDir>,
+    _both: &'w mut QueryState<SwitchAndDir>,
     world: &'w mut World,
     fabric: &FabricIndex,
     node: u32,
     dir: u32,
 ) -> (Mut<'w, Switch>, Mut<'w, LinkDirection>) {
     let entities = [fabric.nodes[node as usize], fabric.dirs[dir as usize]];
-    match both.get_many_mut(world, entities) {
-        Ok([(Some(sw), _), (_, Some(d))]) => (sw, d),
-        _ => panic!("node {node} is not a switch or direction {dir} is not a link direction"),
+    match world.get_entity_mut(entities) {
+        Ok([a, b]) => match (a.into_mut::<Switch>(), b.into_mut::<LinkDirection>()) {
+            (Some(sw), Some(d)) => (sw, d),
+            _ => panic!("node {node} is not a switch or direction {dir} is not a link direction"),
+        },
+        Err(e) => panic!("switch {node} / direction {dir}: {e}"),
     }
 }
 

@@ -92,14 +92,20 @@ fn bad_pfc_thresholds_and_other_fields_are_refused() {
     let mut c = RoceNicConfig::default();
     c.IngressBufferManager.PfcXoffFraction = 1.2;
     assert!(err(&c).contains("PfcXoffFraction"));
-    let mut c = RoceNicConfig::default();
-    c.Mss = Size(32);
+    let c = RoceNicConfig {
+        Mss: Size(32),
+        ..RoceNicConfig::default()
+    };
     assert!(err(&c).contains("Mss"));
-    let mut c = RoceNicConfig::default();
-    c.FetchWindow = Size(1024);
+    let c = RoceNicConfig {
+        FetchWindow: Size(1024),
+        ..RoceNicConfig::default()
+    };
     assert!(err(&c).contains("FetchWindow"));
-    let mut c = RoceNicConfig::default();
-    c.RetransmitTimeout = Duration(SimTime::ZERO);
+    let c = RoceNicConfig {
+        RetransmitTimeout: Duration(SimTime::ZERO),
+        ..RoceNicConfig::default()
+    };
     assert!(err(&c).contains("RetransmitTimeout"));
     let mut c = RoceNicConfig::default();
     c.Pcie.MaxPayloadSize = Size(0);
@@ -109,7 +115,7 @@ fn bad_pfc_thresholds_and_other_fields_are_refused() {
 #[test]
 fn ron_fields_are_the_documented_names() {
     let c: RoceNicConfig = ron::from_str(
-        "(PortRate: \"200Gbps\", EgressBufferManager: (PoolAllocationVector: (1, 0, 0, 0, 0, 0, 0, 0)), \
+        "(PortRate: \"200Gbps\", EgressBufferManager: (PoolAllocationVector: [1, 0, 0, 0, 0, 0, 0, 0]), \
          IngressBufferManager: (BufferSize: \"8MiB\", PfcXoffFraction: 0.6), AckEveryPackets: 4, \
          Pcie: (Rate: \"256Gbps\"))",
     )

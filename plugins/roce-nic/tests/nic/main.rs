@@ -14,6 +14,7 @@ mod config;
 mod go_back_n;
 mod ordering;
 mod pfc;
+mod traces;
 mod worked_example;
 
 use engine::prelude::*;

@@ -144,3 +144,33 @@ fn one_wqe_completes_at_doorbell_fetch_serialization_path_and_ack() {
     }
     assert_eq!(seen[61].at, t.last_rx);
 }
+
+#[test]
+fn transmit_bursts_do_not_move_any_frame() {
+    // `TxBurstPackets` only saves wake-up events: with nothing to pause the port, a WQE's
+    // frames leave at the same instants whether the scheduler decides one frame at a time or
+    // queues four at once.
+    let times = |burst: u32| {
+        let nic = RoceNicConfig {
+            TxBurstPackets: burst,
+            ..RoceNicConfig::default()
+        };
+        let mut app = star_app(
+            2,
+            nic,
+            SwitchConfig::default(),
+            DriverConfig::new(vec![(0, 1)], 3),
+            tracing_tap(),
+        );
+        let stats = run(&mut app, SimTime::from_us(200));
+        let w = &mut app.world;
+        let done: Vec<_> = w.resource::<DriverLog>().completions.iter().map(|d| d.times).collect();
+        let sent: Vec<_> = w.resource::<Tap>().seen.iter().map(|s| (s.pkt.sent_at, s.at)).collect();
+        (done, sent, stats.events)
+    };
+    let (one, four) = (times(1), times(RoceNicConfig::DEFAULT_TX_BURST_PACKETS));
+    assert_eq!(one.0.len(), 3);
+    assert_eq!(one.0, four.0);
+    assert_eq!(one.1, four.1);
+    assert!(four.2 < one.2, "bursts cost fewer events: {} vs {}", four.2, one.2);
+}
