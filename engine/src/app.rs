@@ -185,3 +185,50 @@ impl App {
         self.handlers.unhandled()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Resource, Default)]
+    struct Log(Vec<&'static str>);
+    struct Fabric;
+    struct Nic;
+    struct ForkNic;
+    impl Plugin for Fabric {
+        fn build(&self, app: &mut App) {
+            app.world.get_resource_or_insert_with(Log::default).0.push("fabric");
+        }
+    }
+    impl Plugin for Nic {
+        fn build(&self, app: &mut App) {
+            app.world.get_resource_or_insert_with(Log::default).0.push("nic");
+        }
+    }
+    impl Plugin for ForkNic {
+        fn build(&self, app: &mut App) {
+            app.world.get_resource_or_insert_with(Log::default).0.push("fork-nic");
+        }
+    }
+
+    #[test]
+    fn a_fork_disables_a_plugin_of_a_group_and_adds_its_own() {
+        let group = || PluginGroupBuilder::default().add(Fabric).add(Nic);
+        let mut app = App::new();
+        app.add_plugins(group());
+        assert_eq!(app.world.resource::<Log>().0, ["fabric", "nic"]);
+        let mut app = App::new();
+        app.add_plugins(group().disable::<Nic>().add(ForkNic));
+        assert_eq!(app.world.resource::<Log>().0, ["fabric", "fork-nic"]);
+        assert_eq!(app.plugin_names().len(), 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "already has a handler")]
+    fn a_kind_has_one_handler() {
+        let mut app = App::new();
+        let k = app.add_event_kind("k");
+        app.set_handler(k, |_: &mut World, _: &mut EventQueue, _: crate::event::SimEvent| {});
+        app.set_handler(k, |_: &mut World, _: &mut EventQueue, _: crate::event::SimEvent| {});
+    }
+}

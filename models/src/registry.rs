@@ -21,6 +21,8 @@ pub trait NicModel: Debug + Send + Sync + 'static {
     }
     /// Adds the NIC's plugin(s) to `app`.
     fn add_to(&self, app: &mut App);
+    /// A copy, for plugin groups that own their plugins.
+    fn clone_box(&self) -> Box<dyn NicModel>;
 }
 
 /// An application's config, as a scenario lists it.

@@ -4,7 +4,7 @@
 //!
 //! | point | emitted by | when |
 //! | --- | --- | --- |
-//! | `PacketSent` | NIC | a frame starts serializing on the NIC's port |
+//! | `PacketSent` | NIC | a frame enters the port's transmit FIFO (its first bit leaves at `packet.sent_at`) |
 //! | `PacketReceived` | NIC | a frame reaches the NIC |
 //! | `PacketDropped` | NIC | data dropped (receive pool full, or out of sequence) |
 //! | `PfcSent` / `PfcReceived` | NIC | a PAUSE or RESUME frame leaves or reaches the NIC |
@@ -43,6 +43,7 @@ impl TracePoint {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TraceEvent {
     pub point: TracePoint,
+    /// When the model passed the point; events reach tracers in this order.
     pub time: SimTime,
     /// The host (node id) whose NIC emitted it.
     pub node: u32,

@@ -7,4 +7,5 @@ mod app_records;
 mod determinism;
 mod scenarios;
 mod spec_examples;
+mod swap;
 mod trace;

@@ -8,8 +8,9 @@
 //! in one pass, which is what a handler scheduling one event after its own does.
 
 /// One pending event. Keys are unique (the source-local sequence sees to that), so the heap order
-/// is total.
+/// is total. Aligned to its size (32 bytes) so that no entry straddles two cache lines.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
 pub(super) struct Entry {
     pub key: u128,
     pub kind: u16,

@@ -19,6 +19,9 @@ impl NicModel for IdealNicConfig {
     fn add_to(&self, app: &mut engine::app::App) {
         app.add_plugins(IdealNicPlugin { config: self.clone() });
     }
+    fn clone_box(&self) -> Box<dyn NicModel> {
+        Box::new(self.clone())
+    }
 }
 
 impl engine::registry::Choice<dyn NicModel> for IdealNicConfig {

@@ -28,6 +28,9 @@ impl models::registry::NicModel for RoceNicConfig {
     fn add_to(&self, app: &mut engine::app::App) {
         app.add_plugins(RoceNicPlugin { config: self.clone() });
     }
+    fn clone_box(&self) -> Box<dyn models::registry::NicModel> {
+        Box::new(self.clone())
+    }
 }
 
 impl engine::registry::Choice<dyn models::registry::NicModel> for RoceNicConfig {

@@ -209,7 +209,7 @@ impl Parts<'_> {
             } else {
                 TracePoint::PacketSent
             };
-            self.trace(point, at, Some(pkt), None);
+            self.trace(point, now, Some(pkt), None);
             self.wire.launch(q, ctx.arrive, at, pkt);
             return true;
         }
@@ -289,7 +289,7 @@ impl Parts<'_> {
         self.nic.egress_used[c] -= payload;
         self.nic.counters.data_packets_sent += 1;
         self.nic.counters.data_bytes_sent += pkt.bytes as u64;
-        self.trace(TracePoint::PacketSent, at, Some(pkt), None);
+        self.trace(TracePoint::PacketSent, now, Some(pkt), None);
         let end = self.wire.launch(q, ctx.arrive, at, pkt);
         if all_sent {
             let deadline = end + ctx.cfg.RetransmitTimeout.0;

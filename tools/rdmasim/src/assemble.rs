@@ -2,6 +2,7 @@
 //! the order the build sets expect (contract, fabric, the selected NIC, the applications).
 
 use crate::scenario::Loaded;
+use engine::app::PluginGroupBuilder;
 use engine::clock::WallClock;
 use engine::prelude::*;
 use engine::records::Output;
@@ -29,7 +30,33 @@ pub fn job_id(name: &str, loaded: &Loaded) -> String {
     format!("{name}-{:016x}", loaded.hash)
 }
 
+/// The NIC the scenario selected, as a plugin.
+pub struct ScenarioNic(pub Box<dyn models::registry::NicModel>);
+
+impl Plugin for ScenarioNic {
+    fn build(&self, app: &mut App) {
+        self.0.add_to(app);
+    }
+}
+
+/// The scenario's plugins, in the order the build sets expect. A fork replaces one with
+/// `plugins(loaded).disable::<FabricPlugin>().add(MyFabricPlugin)` and `build_app_with`.
+pub fn plugins(loaded: &Loaded) -> PluginGroupBuilder {
+    PluginGroupBuilder::default()
+        .add(NicContractPlugin)
+        .add(FabricPlugin)
+        .add(ScenarioNic(loaded.scenario.nic.value.clone_box()))
+        .add(ScalaRdmaPlugin {
+            apps: loaded.scala_apps(),
+        })
+}
+
 pub fn build_app(loaded: &Loaded, setup: &RunSetup) -> std::io::Result<App> {
+    build_app_with(loaded, setup, plugins(loaded))
+}
+
+/// As `build_app`, with a plugin group of the caller's (see `plugins`).
+pub fn build_app_with(loaded: &Loaded, setup: &RunSetup, group: PluginGroupBuilder) -> std::io::Result<App> {
     let s = &loaded.scenario;
     let name = setup.simulation_name(loaded).to_string();
     let seed = s.simulation.RandomSeed;
@@ -49,11 +76,6 @@ pub fn build_app(loaded: &Loaded, setup: &RunSetup) -> std::io::Result<App> {
         shards: 1,
     });
     app.insert_resource(Records::new(setup.output.clone(), &name, 0, setup.clock.clone())?);
-    app.add_plugins(NicContractPlugin);
-    app.add_plugins(FabricPlugin);
-    s.nic.value.add_to(&mut app);
-    app.add_plugins(ScalaRdmaPlugin {
-        apps: loaded.scala_apps(),
-    });
+    app.add_plugins(group);
     Ok(app)
 }
