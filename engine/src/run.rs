@@ -82,6 +82,9 @@ impl App {
             let events = queue.processed();
             self.world.insert_resource(queue);
             self.world.run_schedule(BeaconTick);
+            // Removal messages (a resource taken out and put back) would pile up for the whole
+            // run: nothing else in the event loop ever clears them.
+            self.world.clear_trackers();
             if let Some(id) = beacon {
                 self.write_beacon_row(id, next_tick, events);
             }

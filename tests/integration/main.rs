@@ -5,6 +5,7 @@ mod reference;
 
 mod app_records;
 mod determinism;
+mod memory;
 mod scenarios;
 mod spec_examples;
 mod swap;

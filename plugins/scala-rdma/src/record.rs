@@ -39,48 +39,47 @@ pub fn usec_column(t: SimTime) -> String {
     format!("{}.{:06}", t.0 / 1_000_000, t.0 % 1_000_000)
 }
 
-/// The open record and the row it reuses.
+/// The open record.
 #[derive(Resource)]
 pub struct PerfRecord {
     pub id: RecordId,
     pub job_id: String,
-    row: Vec<String>,
 }
 
 impl PerfRecord {
     pub fn new(id: RecordId, job_id: String) -> Self {
-        PerfRecord {
-            id,
-            job_id,
-            row: Vec::with_capacity(COLUMNS.len()),
-        }
+        PerfRecord { id, job_id }
     }
+}
 
-    /// Writes the row of `wqe`, completed at `now` on `inst`'s connection.
-    pub fn write_row(&mut self, records: &mut Records, now: SimTime, wqe: &Wqe, inst: &InitiatorInstance) {
-        let t = &wqe.times;
-        self.row.clear();
-        self.row.extend([
-            self.job_id.clone(),
-            records.clock.now_rfc3339(),
-            secs_column(now),
-            "RDMA-WRITE".into(),
-            usec_column(t.latency()),
-            wqe.bytes.to_string(),
-            secs_column(t.posted),
-            inst.name.clone(),
-            inst.node.to_string(),
-            "RDMA_VERB_POST_WRITE".into(),
-            wqe.number.to_string(),
-            inst.posted.to_string(),
-            inst.completed.to_string(),
-            inst.responder.to_string(),
-            inst.index.to_string(),
-            inst.class.to_string(),
-        ]);
-        self.row.extend(t.breakdown().iter().map(|&x| usec_column(x)));
-        records.write(self.id, &self.row);
-    }
+/// Writes the row of `wqe`, completed at `now` on `inst`'s connection.
+pub fn write_row(records: &mut Records, id: RecordId, job_id: &str, now: SimTime, wqe: &Wqe, inst: &InitiatorInstance) {
+    let t = &wqe.times;
+    let b = t.breakdown();
+    let row: [String; COLUMNS.len()] = [
+        job_id.to_string(),
+        records.clock.now_rfc3339(),
+        secs_column(now),
+        "RDMA-WRITE".into(),
+        usec_column(t.latency()),
+        wqe.bytes.to_string(),
+        secs_column(t.posted),
+        inst.name.clone(),
+        inst.node.to_string(),
+        "RDMA_VERB_POST_WRITE".into(),
+        wqe.number.to_string(),
+        inst.posted.to_string(),
+        inst.completed.to_string(),
+        inst.responder.to_string(),
+        inst.index.to_string(),
+        inst.class.to_string(),
+        usec_column(b[0]),
+        usec_column(b[1]),
+        usec_column(b[2]),
+        usec_column(b[3]),
+        usec_column(b[4]),
+    ];
+    records.write(id, &row);
 }
 
 /// Opens the record (the `Start` phase).
