@@ -289,6 +289,13 @@ mod properties {
 
     #[test]
     fn interleaved_pops_and_schedules_match_a_sorted_model() {
+        // Delays from sub-nanosecond (many equal and near-equal keys) to milliseconds.
+        for scale in [100, 70_000, 5_000_000, 2_000_000_000] {
+            model_check(scale);
+        }
+    }
+
+    fn model_check(scale: u64) {
         // Handlers schedule zero to three events each, some at the current time (so a new key can
         // sort before the one just popped), against a `BTreeMap` of keys.
         for trial in 0..4 {
@@ -300,7 +307,7 @@ mod properties {
             let mut data = 0u64;
             let mut schedule = |q: &mut EventQueue, model: &mut BTreeMap<_, _>, rng: &mut _, now: u64| {
                 let s = below(rng, u64::from(SOURCES)) as usize;
-                let t = now + below(rng, 4) * below(rng, 100);
+                let t = now + below(rng, 4) * below(rng, scale);
                 q.schedule(SimTime(t), ids[s], EventKind(0), 0, data);
                 model.insert((t, ids[s].0, seqs[s]), data);
                 seqs[s] += 1;
@@ -321,7 +328,7 @@ mod properties {
                     .filter(|(k, _)| k.0 < stop)
                     .map(|(k, v)| (k.0, *v));
                 let got = q.pop_before(SimTime(stop)).map(|e| (e.time.0, e.data));
-                assert_eq!(got, want, "trial {trial}, event {handled}");
+                assert_eq!(got, want, "scale {scale}, trial {trial}, event {handled}");
                 let Some((now, _)) = got else { continue };
                 model.pop_first();
                 handled += 1;

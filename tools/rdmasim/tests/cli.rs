@@ -429,3 +429,41 @@ fn help_documents_every_option() {
         }
     }
 }
+
+/// `rdmasim run` twice with `SOURCE_DATE_EPOCH` set: the records are byte-identical and
+/// `time_utc` is the fixed instant; the run exits 0 and names the files it wrote.
+#[test]
+fn run_with_source_date_epoch_is_byte_identical() {
+    let base = std::env::temp_dir().join(format!("rdmasim-cli-sde-{}", std::process::id()));
+    let run = |dir: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_rdmasim"))
+            .args([
+                "run",
+                default_ron().to_str().unwrap(),
+                "--quiet",
+                "--set",
+                "simulation.RunTime=0.0005",
+            ])
+            .arg("--out")
+            .arg(dir)
+            .env("SOURCE_DATE_EPOCH", "1767225600")
+            .output()
+            .expect("run rdmasim")
+    };
+    let (a, b) = (base.join("a"), base.join("b"));
+    let (oa, ob) = (run(&a), run(&b));
+    assert!(oa.status.success() && ob.status.success(), "{}", stderr(&oa));
+    assert!(stdout(&oa).contains("default-rdma-perf-0.csv"), "{}", stdout(&oa));
+    for file in ["default-rdma-perf-0.csv", "default-beacon-0.csv"] {
+        let (x, y) = (
+            std::fs::read(a.join(file)).unwrap(),
+            std::fs::read(b.join(file)).unwrap(),
+        );
+        assert!(!x.is_empty() && x == y, "{file} differs between two runs");
+    }
+    let perf = std::fs::read_to_string(a.join("default-rdma-perf-0.csv")).unwrap();
+    let row = perf.lines().nth(1).expect("at least one completed WQE");
+    // 1767225600 s after the epoch is 2026-01-01T00:00:00Z.
+    assert_eq!(row.split(',').nth(1), Some("2026-01-01T00:00:00Z"));
+    std::fs::remove_dir_all(&base).ok();
+}
