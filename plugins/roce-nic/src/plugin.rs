@@ -204,6 +204,7 @@ impl Handler for NicHandler {
                     p.nic
                         .qps
                         .push(Qp::new(spec.id, QpRole::Initiator, spec.responder, spec.class, flow));
+                    p.nic.initiator_qpn.insert(spec.id, qpn);
                     // The request's `aux` is our QPN; `psn` the connection id; the high bits
                     // of `flow` carry the UDP source port for the Responder's reverse hash.
                     let req = Packet {
@@ -242,14 +243,12 @@ impl Handler for NicHandler {
                 };
                 times.at_nic = q.now();
                 self.access.with(world, host, |p, ctx, _| {
-                    let Some(qpn) = p
-                        .nic
-                        .qps
-                        .iter()
-                        .position(|qp| qp.connection == conn && qp.role == QpRole::Initiator)
-                    else {
+                    // Posted before `connect` reached this NIC: a contract violation by the
+                    // application, which never completes (the WQE entity stays unfinished).
+                    let Some(&qpn) = p.nic.initiator_qpn.get(&conn) else {
                         return;
                     };
+                    let qpn = qpn as usize;
                     p.nic.qps[qpn].waiting.push_back(Waiting {
                         wqe,
                         number,

@@ -125,6 +125,9 @@ pub struct RoceNic {
     pub source: SourceId,
     pub listening: bool,
     pub qps: Vec<Qp>,
+    /// Queue pair number of each connection this NIC initiates, by connection id: a doorbell
+    /// finds its queue pair without scanning them all (64+ per NIC in many-connection runs).
+    pub initiator_qpn: std::collections::HashMap<u32, u32>,
     /// Frames sent ahead of data: PFC, ACK/NAK, connection setup.
     pub ctrl: VecDeque<Packet>,
     /// Queue pairs of each class with something to send, served round-robin per packet.
@@ -156,6 +159,7 @@ impl RoceNic {
             source,
             listening: false,
             qps: Vec::new(),
+            initiator_qpn: std::collections::HashMap::new(),
             ctrl: VecDeque::new(),
             rr: Default::default(),
             fetch_waiters: Default::default(),

@@ -467,3 +467,58 @@ fn run_with_source_date_epoch_is_byte_identical() {
     assert_eq!(row.split(',').nth(1), Some("2026-01-01T00:00:00Z"));
     std::fs::remove_dir_all(&base).ok();
 }
+
+/// Every kind of bad topology input: exit 2, the `topology` line of the file, and the field
+/// (down to the list item) the loader blames.
+#[test]
+fn every_bad_topology_names_its_field() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "LeafSpine(leaves: 0, spines: 4, hosts_per_leaf: 4)",
+            "topology.leaves",
+            "at least 1",
+        ),
+        ("FatTree(k: 3)", "topology.k", "even k"),
+        ("FatTree(k: 1000000)", "topology.k", "at most 100000"),
+        (
+            r#"Star(hosts: 16, link_rate: "0Gbps")"#,
+            "topology.link_rate",
+            "at least 1 bit",
+        ),
+        (
+            r#"Star(hosts: 16, link_delay: "-1us")"#,
+            "topology.link_delay",
+            "negative",
+        ),
+        (
+            r#"Explicit(nodes: [Host("a"), Host("b"), Switch("s")], links: [(a: "a", b: "s"), (a: "b", b: "x")])"#,
+            "topology.links[1].b",
+            "unknown node",
+        ),
+        (
+            r#"Explicit(nodes: [Host("a"), Host("b"), Switch("s")], links: [(a: "a", b: "s"), (a: "s", b: "s"), (a: "b", b: "s")])"#,
+            "topology.links[1]",
+            "to itself",
+        ),
+        (
+            r#"Explicit(nodes: [Host("a"), Host("a"), Switch("s")], links: [(a: "a", b: "s")])"#,
+            "topology.nodes[1]",
+            "unique",
+        ),
+        (
+            r#"Explicit(nodes: [Host("a"), Host("b"), Switch("s"), Switch("t")], links: [(a: "a", b: "s"), (a: "b", b: "t")])"#,
+            "topology.links",
+            "not connected",
+        ),
+        (
+            r#"Explicit(nodes: [Host("a"), Host("b"), Switch("s")], links: [(a: "a", b: "s"), (a: "a", b: "b"), (a: "b", b: "s")])"#,
+            "topology.links[1]",
+            "exactly one link",
+        ),
+        ("Ring(hosts: 4)", "topology", "`Topology`"),
+    ];
+    for (value, field, says) in cases {
+        let msg = rejects_set(&format!("topology={value}"), "topology:", field);
+        assert!(msg.contains(says), "topology={value}: {msg}");
+    }
+}

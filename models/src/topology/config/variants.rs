@@ -39,7 +39,9 @@ pub(super) const FAT_TREE_FIELDS: &[&str] = &[
     "core_link",
 ];
 
+/// The variant names; serde's messages name the enum, so it is called what a user wrote.
 #[derive(Deserialize)]
+#[serde(rename = "Topology")]
 enum Kind {
     Explicit,
     Star,
