@@ -21,10 +21,20 @@ impl WallClock {
         }
     }
 
+    /// The real wall clock, whatever the environment says.
+    pub fn system() -> Self {
+        WallClock { fixed: None }
+    }
+
     pub fn fixed_at(epoch_secs: i64) -> Self {
         WallClock {
             fixed: Some(rfc3339(epoch_secs, 0)),
         }
+    }
+
+    /// The fixed instant's text, when `SOURCE_DATE_EPOCH` set one.
+    pub fn fixed(&self) -> Option<&str> {
+        self.fixed.as_deref()
     }
 
     pub fn is_fixed(&self) -> bool {

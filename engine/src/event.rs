@@ -10,10 +10,13 @@
 //! one at once, so popping leaves the root in place, marked as taken, and the next `schedule`
 //! overwrites it: one pass down the heap instead of two (`heap.rs` has the heap itself).
 
+mod channel;
 mod heap;
 
 use crate::time::SimTime;
 use bevy_ecs::prelude::Resource;
+pub use channel::ChannelKey;
+use channel::{Channel, ChannelSets};
 use heap::{Entry, QuadHeap};
 
 /// An event kind: an index into the dispatch table, handed out by `App::add_event_kind`.
@@ -54,6 +57,7 @@ pub struct EventQueue {
     seqs: Vec<u64>,
     now: SimTime,
     processed: u64,
+    channels: ChannelSets,
 }
 
 impl Default for EventQueue {
@@ -71,6 +75,7 @@ impl EventQueue {
             seqs: vec![0],
             now: SimTime::ZERO,
             processed: 0,
+            channels: ChannelSets::default(),
         }
     }
 
@@ -133,6 +138,67 @@ impl EventQueue {
     }
 
     /// Removes and returns the earliest event strictly before `stop`, advancing `now` to its time.
+    /// Registers a type of value that travels in channels (`channel.rs`).
+    pub fn add_channel_type<T: Send + Sync + 'static>(&mut self) -> ChannelKey<T> {
+        self.channels.add_type()
+    }
+
+    /// Adds a channel of `key`'s type whose head is announced by an event of `kind` at `target`
+    /// from `source`; returns its number (0, 1, ... per type).
+    pub fn add_channel<T: 'static>(
+        &mut self,
+        key: ChannelKey<T>,
+        source: SourceId,
+        kind: EventKind,
+        target: u32,
+    ) -> u32 {
+        let set = self.channels.get(key);
+        set.push(Channel {
+            fifo: Default::default(),
+            pending: false,
+            source,
+            kind,
+            target,
+        });
+        (set.len() - 1) as u32
+    }
+
+    /// Puts `value` into channel `chan`, to come out at `at`. Times must not decrease within a
+    /// channel (a link delivers in launch order).
+    #[inline]
+    pub fn send<T: 'static>(&mut self, key: ChannelKey<T>, chan: u32, at: SimTime, value: T) {
+        let c = &mut self.channels.get(key)[chan as usize];
+        debug_assert!(c.fifo.back().is_none_or(|b| b.0 <= at), "channel times went backwards");
+        c.fifo.push_back((at, value));
+        if !c.pending {
+            c.pending = true;
+            let (source, kind, target) = (c.source, c.kind, c.target);
+            self.schedule(at, source, kind, target, 0);
+        }
+    }
+
+    /// Takes the head of channel `chan`, whose event is being handled, and schedules the event
+    /// of the next head if there is one.
+    #[inline]
+    pub fn receive<T: 'static>(&mut self, key: ChannelKey<T>, chan: u32) -> T {
+        let c = &mut self.channels.get(key)[chan as usize];
+        let (at, value) = c.fifo.pop_front().expect("channel event without a value");
+        debug_assert_eq!(at, self.now);
+        match c.fifo.front() {
+            Some(&(next, _)) => {
+                let (source, kind, target) = (c.source, c.kind, c.target);
+                self.schedule(next, source, kind, target, 0);
+            }
+            None => c.pending = false,
+        }
+        value
+    }
+
+    /// Values in channel `chan` not yet received.
+    pub fn channel_len<T: 'static>(&mut self, key: ChannelKey<T>, chan: u32) -> usize {
+        self.channels.get(key)[chan as usize].fifo.len()
+    }
+
     #[inline]
     pub fn pop_before(&mut self, stop: SimTime) -> Option<SimEvent> {
         if self.root_taken {
@@ -213,6 +279,28 @@ mod tests {
         q.schedule(SimTime(10), s, EventKind(0), 0, 1);
         q.schedule(SimTime(20), SourceId::ENGINE, EventKind(0), 0, 2);
         assert_eq!(drain(&mut q).iter().map(|e| e.2).collect::<Vec<_>>(), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn channels_deliver_in_order_with_one_pending_event_each() {
+        let mut q = EventQueue::new();
+        let key = q.add_channel_type::<u32>();
+        let (a, b) = (q.add_source(), q.add_source());
+        assert_eq!(q.add_channel(key, a, EventKind(3), 10), 0);
+        assert_eq!(q.add_channel(key, b, EventKind(4), 20), 1);
+        for (chan, t, v) in [(0, 5, 1), (1, 6, 100), (0, 7, 2), (0, 7, 3), (1, 9, 101)] {
+            q.send(key, chan, SimTime(t), v);
+        }
+        assert_eq!(q.pending(), 2, "one event per non-empty channel");
+        let mut got = Vec::new();
+        while let Some(ev) = q.pop_before(SimTime::MAX) {
+            let chan = (ev.kind.0 - 3) as u32;
+            assert_eq!(ev.target, 10 * (chan + 1));
+            got.push((ev.time.0, q.receive(key, chan)));
+            assert!(q.pending() <= 2);
+        }
+        assert_eq!(got, vec![(5, 1), (6, 100), (7, 2), (7, 3), (9, 101)]);
+        assert_eq!((q.channel_len(key, 0), q.channel_len(key, 1)), (0, 0));
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub mod phases;
 pub mod records;
 pub mod registry;
 pub mod rng;
+pub mod row;
 pub mod run;
 pub mod scenario;
 pub mod time;
@@ -55,7 +56,7 @@ pub use units::{Duration, Rate, Size};
 pub mod prelude {
     pub use crate::app::{App, Plugin, PluginGroup, PluginGroupBuilder};
     pub use crate::dispatch::Handler;
-    pub use crate::event::{EventKind, EventQueue, SimEvent, SourceId};
+    pub use crate::event::{ChannelKey, EventKind, EventQueue, SimEvent, SourceId};
     pub use crate::params::{SimulationParameters, Timeline};
     pub use crate::phases::{BeaconTick, Build, Finish, Start};
     pub use crate::records::{RecordId, Records};

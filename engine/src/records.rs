@@ -4,6 +4,7 @@
 //! more than one buffer per record.
 
 use crate::clock::WallClock;
+pub use crate::row::RowBuf;
 use bevy_ecs::prelude::Resource;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -61,6 +62,8 @@ pub struct Records {
     records: Vec<Record>,
     pub clock: WallClock,
     first_error: Option<String>,
+    /// Reused by `write_built`.
+    scratch: RowBuf,
 }
 
 impl Records {
@@ -75,6 +78,7 @@ impl Records {
             records: Vec::new(),
             clock,
             first_error: None,
+            scratch: RowBuf::default(),
         })
     }
 
@@ -115,6 +119,16 @@ impl Records {
         if let Err(e) = self.records[id.0].writer.write_record(row) {
             self.first_error.get_or_insert_with(|| e.to_string());
         }
+    }
+
+    /// Writes one row that `fill` builds in place (no allocation per row once warm); `fill` gets
+    /// the clock for `time_utc`.
+    pub fn write_built(&mut self, id: RecordId, fill: impl FnOnce(&mut RowBuf, &WallClock)) {
+        let mut row = std::mem::take(&mut self.scratch);
+        row.clear();
+        fill(&mut row, &self.clock);
+        self.write(id, row.fields());
+        self.scratch = row;
     }
 
     pub fn flush(&mut self) {

@@ -1,11 +1,11 @@
 //! A link direction: one serializer and the propagation behind it. Packets are launched onto it
-//! by whoever owns the egress (a switch port or a NIC), which decides what to send next; the
-//! direction keeps the packets that are propagating and at most one pending arrival event.
+//! by whoever owns the egress (a switch port or a NIC), which decides what to send next. The packets
+//! propagating on it wait in an engine channel (a FIFO inside the event queue with at most one
+//! pending arrival event), so the far end takes its packet without touching this entity.
 
 use crate::packet::Packet;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
-use std::collections::VecDeque;
 
 /// One direction of a full-duplex link, an entity of its own.
 #[derive(Component, Debug)]
@@ -26,8 +26,8 @@ pub struct LinkDirection {
     /// When the last bit of the last launched packet leaves the sender.
     pub busy_until: SimTime,
     pub source: SourceId,
-    in_flight: VecDeque<(SimTime, Packet)>,
-    arrival_pending: bool,
+    /// The channel its packets propagate in (channel number `id`).
+    channel: ChannelKey<Packet>,
     pub packets: u64,
     pub bytes: u64,
     /// RDMA data packets among `packets`.
@@ -36,7 +36,22 @@ pub struct LinkDirection {
 
 impl LinkDirection {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(id: u32, from: (u32, u16), to: (u32, u16), rate: Rate, delay: SimTime, source: SourceId) -> Self {
+    /// A direction with its own event source and channel; its arrivals are `arrive` events
+    /// targeted at `id`, which must be the next channel number of `channel`'s type.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        q: &mut EventQueue,
+        id: u32,
+        from: (u32, u16),
+        to: (u32, u16),
+        rate: Rate,
+        delay: SimTime,
+        arrive: EventKind,
+        channel: ChannelKey<Packet>,
+    ) -> Self {
+        let source = q.add_source();
+        let chan = q.add_channel(channel, source, arrive, id);
+        assert_eq!(chan, id, "link directions are built in id order");
         LinkDirection {
             id,
             from_node: from.0,
@@ -48,8 +63,7 @@ impl LinkDirection {
             delay,
             busy_until: SimTime::ZERO,
             source,
-            in_flight: VecDeque::new(),
-            arrival_pending: false,
+            channel,
             packets: 0,
             bytes: 0,
             data_packets: 0,
@@ -65,7 +79,7 @@ impl LinkDirection {
     /// Serializes `pkt` from `max(start, busy_until)`: `bytes x 8 / rate`, then the delay. Returns
     /// the time the last bit leaves the sender (when the owner may launch the next packet).
     #[inline]
-    pub fn launch(&mut self, q: &mut EventQueue, arrive: EventKind, start: SimTime, pkt: Packet) -> SimTime {
+    pub fn launch(&mut self, q: &mut EventQueue, start: SimTime, pkt: Packet) -> SimTime {
         let begin = start.max(self.busy_until);
         let ser = match self.ps_per_byte {
             Some(p) => SimTime(pkt.bytes as u64 * p),
@@ -76,33 +90,8 @@ impl LinkDirection {
         self.packets += 1;
         self.bytes += pkt.bytes as u64;
         self.data_packets += (pkt.kind == crate::packet::PacketKind::Data) as u64;
-        let at = end + self.delay;
-        self.in_flight.push_back((at, pkt));
-        if !self.arrival_pending {
-            self.arrival_pending = true;
-            q.schedule(at, self.source, arrive, self.id, 0);
-        }
+        q.send(self.channel, self.id, end + self.delay, pkt);
         end
-    }
-
-    /// Takes the packet arriving now and schedules the next arrival, if any.
-    #[inline]
-    pub fn take_arrival(&mut self, q: &mut EventQueue, arrive: EventKind) -> Packet {
-        let (at, pkt) = self
-            .in_flight
-            .pop_front()
-            .expect("arrival event without a packet in flight");
-        debug_assert_eq!(at, q.now());
-        match self.in_flight.front() {
-            Some(&(next, _)) => q.schedule(next, self.source, arrive, self.id, 0),
-            None => self.arrival_pending = false,
-        }
-        pkt
-    }
-
-    /// Packets launched and not yet arrived.
-    pub fn in_flight(&self) -> usize {
-        self.in_flight.len()
     }
 }
 
@@ -113,24 +102,36 @@ mod tests {
     #[test]
     fn serialization_then_propagation_one_pending_event() {
         let mut q = EventQueue::new();
-        let src = q.add_source();
-        let mut d = LinkDirection::new(0, (0, 0), (1, 0), Rate::gbps(400), SimTime::from_us(1), src);
-        let pkt = Packet {
+        let key = q.add_channel_type::<Packet>();
+        let mut d = LinkDirection::new(
+            &mut q,
+            0,
+            (0, 0),
+            (1, 0),
+            Rate::gbps(400),
+            SimTime::from_us(1),
+            EventKind(0),
+            key,
+        );
+        let pkt = |psn| Packet {
             bytes: 4154,
+            psn,
             ..Default::default()
         };
-        let end1 = d.launch(&mut q, EventKind(0), SimTime::ZERO, pkt);
+        let end1 = d.launch(&mut q, SimTime::ZERO, pkt(1));
         // 4154 B x 20 ps = 83,080 ps on the wire.
         assert_eq!(end1, SimTime(83_080));
-        let end2 = d.launch(&mut q, EventKind(0), SimTime::ZERO, pkt);
+        let end2 = d.launch(&mut q, SimTime::ZERO, pkt(2));
         assert_eq!(end2, SimTime(166_160), "the second waits for the first");
         assert_eq!(q.pending(), 1, "one pending arrival per direction");
+        assert_eq!(q.channel_len(key, 0), 2);
         let ev = q.pop_before(SimTime::MAX).unwrap();
-        assert_eq!(ev.time, SimTime(83_080 + 1_000_000));
-        d.take_arrival(&mut q, EventKind(0));
+        assert_eq!((ev.time, ev.target), (SimTime(83_080 + 1_000_000), 0));
+        assert_eq!(q.receive(key, 0).psn, 1);
         let ev = q.pop_before(SimTime::MAX).unwrap();
         assert_eq!(ev.time, SimTime(166_160 + 1_000_000));
-        d.take_arrival(&mut q, EventKind(0));
-        assert_eq!(q.pending(), 0);
+        assert_eq!(q.receive(key, 0).psn, 2);
+        assert_eq!((q.pending(), q.channel_len(key, 0)), (0, 0));
+        assert_eq!((d.packets, d.bytes), (2, 8308));
     }
 }

@@ -52,6 +52,8 @@ pub struct HostReceiver(pub Option<Box<dyn PortReceiver>>);
 pub struct FabricKinds {
     pub arrive: EventKind,
     pub switch_tx: EventKind,
+    /// The channels packets propagate in, one per link direction (numbered by its id).
+    pub packet: ChannelKey<Packet>,
 }
 
 /// The built fabric: ids to entities, and what routing needs. Shared (read-only) by handlers.
@@ -62,11 +64,15 @@ pub struct FabricIndex {
     pub kinds: FabricKinds,
     /// Entity of each node id.
     pub nodes: Vec<Entity>,
-    /// Entity of each link direction id.
+    /// Entity holding each link direction id: a host's egress direction is a `LinkDirection`
+    /// component on the host's port entity (with its `PcieLink`, and the NIC's component); a
+    /// switch's egress directions are in its `Switch` (`Switch::wire`).
     pub dirs: Vec<Entity>,
+    /// The node and port each link direction id arrives at.
+    pub dir_to: Vec<(u32, u16)>,
     /// `egress[node][port]`: the link direction leaving that port.
     pub egress: Vec<Vec<u32>>,
-    /// PCIe link entity of each host.
+    /// Port entity of each host: its `PcieLink` and its egress `LinkDirection`.
     pub pcie: Vec<Entity>,
     /// ECMP salt of each node (0 for hosts).
     pub salts: Vec<u64>,
@@ -95,6 +101,7 @@ impl Plugin for FabricPlugin {
         let kinds = FabricKinds {
             arrive: app.add_event_kind("fabric.arrive"),
             switch_tx: app.add_event_kind("fabric.switch_tx"),
+            packet: app.queue().add_channel_type::<Packet>(),
         };
         app.insert_resource(PendingKinds(kinds));
         app.insert_resource(HostReceiver::default());
@@ -116,6 +123,33 @@ pub fn build_fabric(world: &mut World) {
     // The loader validated the topology; a failure here is a bug in that validation.
     let topology = cfg.topology.build().expect("topology validated at load");
     let routes = Routes::compute(&topology);
+    // Link directions first, in id order: each registers its event source and channel.
+    let mut egress: Vec<Vec<u32>> = topology.nodes.iter().map(|n| vec![u32::MAX; n.ports.len()]).collect();
+    let mut wires: Vec<Option<LinkDirection>> = Vec::with_capacity(topology.links.len() * 2);
+    let mut dir_to = Vec::with_capacity(topology.links.len() * 2);
+    for (l, link) in topology.links.iter().enumerate() {
+        for (d, (from, to)) in [(link.a, link.b), (link.b, link.a)].into_iter().enumerate() {
+            let id = (2 * l + d) as u32;
+            let fwd = match topology.nodes[to.0 as usize].kind {
+                NodeKind::Switch => cfg.switch.ForwardingLatency.0,
+                NodeKind::Host => SimTime::ZERO,
+            };
+            let dir = LinkDirection::new(
+                &mut world.resource_mut::<EventQueue>(),
+                id,
+                from,
+                to,
+                link.rate,
+                link.delay.0 + fwd,
+                kinds.arrive,
+                kinds.packet,
+            );
+            egress[from.0 as usize][from.1 as usize] = id;
+            dir_to.push(to);
+            wires.push(Some(dir));
+        }
+    }
+    let mut dir_entity: Vec<Option<Entity>> = vec![None; wires.len()];
     let mut nodes = Vec::with_capacity(topology.nodes.len());
     let mut pcie = Vec::new();
     let mut salts = Vec::new();
@@ -131,45 +165,51 @@ pub fn build_fabric(world: &mut World) {
                         })
                         .id(),
                 );
-                pcie.push(
-                    world
-                        .spawn(PcieLink {
+                // The host's port: its PCIe link and the direction it sends on, one entity (the
+                // NIC plugin adds its component here too, so a NIC event is one lookup).
+                let d = egress[id as usize][0];
+                let wire = wires[d as usize].take().expect("a host has one link");
+                let port = world
+                    .spawn((
+                        PcieLink {
                             host: id,
                             ..Default::default()
-                        })
-                        .id(),
-                );
+                        },
+                        wire,
+                    ))
+                    .id();
+                dir_entity[d as usize] = Some(port);
+                pcie.push(port);
                 salts.push(0);
             }
             NodeKind::Switch => {
                 let salt = switch_salt(cfg.seed, id);
-                let sw = switch::Switch::new(id, node.name.clone(), node.ports.len(), &cfg.switch, cfg.seed);
-                nodes.push(world.spawn(sw).id());
+                // A switch owns the directions it sends on, next to the queues that feed them.
+                let own: Vec<LinkDirection> = egress[id as usize]
+                    .iter()
+                    .map(|&d| wires[d as usize].take().expect("one egress direction per port"))
+                    .collect();
+                let sw = switch::Switch::new(id, node.name.clone(), own.len(), &cfg.switch, cfg.seed).with_wires(own);
+                let e = world.spawn(sw).id();
+                for &d in &egress[id as usize] {
+                    dir_entity[d as usize] = Some(e);
+                }
+                nodes.push(e);
                 salts.push(salt);
             }
         }
     }
-    let mut egress: Vec<Vec<u32>> = topology.nodes.iter().map(|n| vec![u32::MAX; n.ports.len()]).collect();
-    let mut dirs = Vec::with_capacity(topology.links.len() * 2);
-    for (l, link) in topology.links.iter().enumerate() {
-        for (d, (from, to)) in [(link.a, link.b), (link.b, link.a)].into_iter().enumerate() {
-            let id = (2 * l + d) as u32;
-            let source = world.resource_mut::<EventQueue>().add_source();
-            let fwd = match topology.nodes[to.0 as usize].kind {
-                NodeKind::Switch => cfg.switch.ForwardingLatency.0,
-                NodeKind::Host => SimTime::ZERO,
-            };
-            let dir = LinkDirection::new(id, from, to, link.rate, link.delay.0 + fwd, source);
-            egress[from.0 as usize][from.1 as usize] = id;
-            dirs.push(world.spawn(dir).id());
-        }
-    }
+    let dirs = dir_entity
+        .into_iter()
+        .map(|e| e.expect("every direction leaves a host or a switch"))
+        .collect();
     world.insert_resource(Fabric(Arc::new(FabricIndex {
         topology,
         routes,
         kinds,
         nodes,
         dirs,
+        dir_to,
         egress,
         pcie,
         salts,
@@ -208,13 +248,9 @@ impl Handler for ArriveHandler {
     #[inline]
     fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
         let st = self.state.get_or_insert_with(|| ArriveState::new(world));
-        let entity = st.fabric.dirs[ev.target as usize];
-        let (pkt, to_node, to_port) = {
-            // `World::get_mut` skips the query's archetype refresh: fewer instructions per packet.
-            let mut dir = world.get_mut::<LinkDirection>(entity).expect("link direction entity");
-            let pkt = dir.take_arrival(q, st.fabric.kinds.arrive);
-            (pkt, dir.to_node, dir.to_port)
-        };
+        // The packet waits in the direction's channel: no lookup of the direction's entity.
+        let pkt = q.receive(st.fabric.kinds.packet, ev.target);
+        let (to_node, to_port) = st.fabric.dir_to[ev.target as usize];
         if (to_node as usize) < st.fabric.topology.num_hosts {
             st.receiver.receive(world, q, to_node, pkt);
         } else {

@@ -12,12 +12,11 @@ use crate::state::{IdealNic, Qp, Waiting};
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
 use models::fabric::link::LinkDirection;
-use models::fabric::{Fabric, FabricIndex, HostReceiver, PortReceiver};
+use models::fabric::{Fabric, HostReceiver, PortReceiver};
 use models::nic::{Connections, NicContract, QpRole, QueuePair, Wqe, WqeTimes};
 use models::packet::{Packet, PacketKind, ecn};
 use models::topology::flow_hash;
 use models::wire::{CM_MESSAGE_BYTES, Opcode, ROCE_ACK_BYTES, Udp};
-use std::sync::Arc;
 
 /// The NIC's own event kind.
 #[derive(Resource, Clone, Copy, Debug)]
@@ -55,7 +54,6 @@ pub fn spawn_nics(world: &mut World) {
 /// What a handler needs, cached from its first event on.
 pub(crate) struct NicLogic {
     cfg: IdealNicConfig,
-    fabric: Arc<FabricIndex>,
     contract: NicContract,
     tx: EventKind,
     nics: Vec<Entity>,
@@ -68,7 +66,6 @@ impl NicLogic {
     fn new(world: &mut World) -> Self {
         NicLogic {
             cfg: world.resource::<IdealNicConfig>().clone(),
-            fabric: world.resource::<Fabric>().0.clone(),
             contract: *world.resource::<NicContract>(),
             tx: world.resource::<IdealNicKinds>().tx,
             nics: world.resource::<IdealNicIndex>().nics.clone(),
@@ -379,7 +376,7 @@ impl NicLogic {
             .dir_q
             .get_mut(world, egress)
             .expect("host egress link direction")
-            .launch(q, self.fabric.kinds.arrive, now, pkt);
+            .launch(q, now, pkt);
         let mut nic = self.nic(world, host);
         nic.busy_until = end;
         if nic.has_tx_work() {

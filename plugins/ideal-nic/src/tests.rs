@@ -12,6 +12,7 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
 use models::fabric::link::LinkDirection;
+use models::fabric::switch::Switch;
 use models::fabric::{Fabric, FabricConfig, FabricPlugin, SwitchConfig};
 use models::nic::*;
 use models::packet::{Packet, PacketKind};
@@ -88,7 +89,7 @@ impl Plugin for TinyApp {
             let fabric = w.resource::<Fabric>().0.clone();
             let host = ev.target;
             let port = fabric.topology.port(host, 0);
-            let dir = fabric.dirs[fabric.egress[port.peer_node as usize][port.peer_port as usize] as usize];
+            let switch = fabric.nodes[port.peer_node as usize];
             let pkt = Packet {
                 kind: PacketKind::Pfc,
                 class: 0,
@@ -98,8 +99,8 @@ impl Plugin for TinyApp {
                 dst: host,
                 ..Default::default()
             };
-            let mut d = w.get_mut::<LinkDirection>(dir).unwrap();
-            d.launch(q, fabric.kinds.arrive, ev.time, pkt);
+            let mut sw = w.get_mut::<Switch>(switch).unwrap();
+            sw.wire_mut(port.peer_port).launch(q, ev.time, pkt);
         });
         app.add_systems(Build, build_connections.in_set(BuildSet::Applications));
         app.add_systems(Start, start);

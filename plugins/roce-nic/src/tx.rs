@@ -23,7 +23,6 @@ use models::wire::Opcode;
 #[derive(Clone, Debug)]
 pub struct Ctx {
     pub cfg: std::sync::Arc<RoceNicConfig>,
-    pub arrive: EventKind,
     pub tx: EventKind,
     pub rto: EventKind,
     pub resume: EventKind,
@@ -210,7 +209,7 @@ impl Parts<'_> {
                 TracePoint::PacketSent
             };
             self.trace(point, now, Some(pkt), None);
-            self.wire.launch(q, ctx.arrive, at, pkt);
+            self.wire.launch(q, at, pkt);
             return true;
         }
         let mut earliest = SimTime::MAX;
@@ -290,7 +289,7 @@ impl Parts<'_> {
         self.nic.counters.data_packets_sent += 1;
         self.nic.counters.data_bytes_sent += pkt.bytes as u64;
         self.trace(TracePoint::PacketSent, now, Some(pkt), None);
-        let end = self.wire.launch(q, ctx.arrive, at, pkt);
+        let end = self.wire.launch(q, at, pkt);
         if all_sent {
             let deadline = end + ctx.cfg.RetransmitTimeout.0;
             if let Some(a) = self.nic.qps[qpn as usize].active.as_mut() {

@@ -7,7 +7,6 @@
 use crate::runtime::InitiatorInstance;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
-use engine::records::secs_column;
 use models::nic::Wqe;
 
 pub const COLUMNS: [&str; 21] = [
@@ -43,43 +42,44 @@ pub fn usec_column(t: SimTime) -> String {
 #[derive(Resource)]
 pub struct PerfRecord {
     pub id: RecordId,
-    pub job_id: String,
+    /// Shared, so taking it for a row is a reference count, not a copy.
+    pub job_id: std::sync::Arc<str>,
 }
 
 impl PerfRecord {
     pub fn new(id: RecordId, job_id: String) -> Self {
-        PerfRecord { id, job_id }
+        PerfRecord {
+            id,
+            job_id: job_id.into(),
+        }
     }
 }
 
-/// Writes the row of `wqe`, completed at `now` on `inst`'s connection.
+/// Writes the row of `wqe`, completed at `now` on `inst`'s connection, built in place.
 pub fn write_row(records: &mut Records, id: RecordId, job_id: &str, now: SimTime, wqe: &Wqe, inst: &InitiatorInstance) {
     let t = &wqe.times;
     let b = t.breakdown();
-    let row: [String; COLUMNS.len()] = [
-        job_id.to_string(),
-        records.clock.now_rfc3339(),
-        secs_column(now),
-        "RDMA-WRITE".into(),
-        usec_column(t.latency()),
-        wqe.bytes.to_string(),
-        secs_column(t.posted),
-        inst.name.clone(),
-        inst.node.to_string(),
-        "RDMA_VERB_POST_WRITE".into(),
-        wqe.number.to_string(),
-        inst.posted.to_string(),
-        inst.completed.to_string(),
-        inst.responder.to_string(),
-        inst.index.to_string(),
-        inst.class.to_string(),
-        usec_column(b[0]),
-        usec_column(b[1]),
-        usec_column(b[2]),
-        usec_column(b[3]),
-        usec_column(b[4]),
-    ];
-    records.write(id, &row);
+    records.write_built(id, |r, clock| {
+        r.str(job_id)
+            .time_utc(clock)
+            .secs(now)
+            .str("RDMA-WRITE")
+            .usec(t.latency())
+            .u64(wqe.bytes)
+            .secs(t.posted)
+            .str(&inst.name)
+            .u64(inst.node.into())
+            .str("RDMA_VERB_POST_WRITE")
+            .u64(wqe.number)
+            .u64(inst.posted)
+            .u64(inst.completed)
+            .u64(inst.responder.into())
+            .u64(inst.index.into())
+            .u64(inst.class.into());
+        for part in b {
+            r.usec(part);
+        }
+    });
 }
 
 /// Opens the record (the `Start` phase).

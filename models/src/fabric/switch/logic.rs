@@ -1,28 +1,22 @@
 //! The glue between the fabric's events and the switch model: route and admit an arriving packet,
 //! start an egress serializer, send the PFC frames the model decided on, and the beacon columns.
 //!
-//! `SwitchLogic` holds only caches (query states and the fabric index): the arrive handler and the
-//! `fabric.switch_tx` handler each own one, and all model state lives in the `Switch` and
-//! `LinkDirection` components. A switch egress port has at most one pending `fabric.switch_tx`,
+//! `SwitchLogic` holds only the fabric index: the arrive handler and the `fabric.switch_tx`
+//! handler each own one, and all model state lives in the `Switch` component (its queues and the
+//! link directions it sends on). A switch egress port has at most one pending `fabric.switch_tx`,
 //! at the time its serializer frees, and only while it has a packet it may send.
 
 use super::{Frames, Switch};
 use crate::fabric::FabricIndex;
-use crate::fabric::link::LinkDirection;
 use crate::packet::{Packet, PacketKind};
 use crate::topology::ecmp_choice;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
 use std::sync::Arc;
 
-type SwitchAndDir = (Option<&'static mut Switch>, Option<&'static mut LinkDirection>);
-
 /// Runs switches from the fabric's events. Holds no model state.
 pub struct SwitchLogic {
     fabric: Arc<FabricIndex>,
-    /// A switch and one of its egress link directions at once (`get_many_mut`).
-    both: QueryState<SwitchAndDir>,
-    dirs: QueryState<&'static mut LinkDirection>,
 }
 
 /// `fabric.switch_tx` data: the switch's node id and the egress port.
@@ -32,12 +26,8 @@ fn tx_data(node: u32, port: u16) -> u64 {
 }
 
 impl SwitchLogic {
-    pub fn new(world: &mut World, fabric: Arc<FabricIndex>) -> Self {
-        SwitchLogic {
-            fabric,
-            both: world.query(),
-            dirs: world.query(),
-        }
+    pub fn new(_world: &mut World, fabric: Arc<FabricIndex>) -> Self {
+        SwitchLogic { fabric }
     }
 
     /// A packet reached switch `node` on `in_port` (after the forwarding latency).
@@ -45,37 +35,30 @@ impl SwitchLogic {
         let now = q.now();
         let fabric = &*self.fabric;
         let mut frames = Frames::default();
+        // One entity per hop: the switch holds its queues and the serializers they feed.
+        let mut sw = switch_mut(world, fabric, node);
+        let sw = &mut *sw;
         if pkt.kind == PacketKind::Pfc {
             // The frame pauses or resumes the egress of the port it came in on.
-            let dir = fabric.egress[node as usize][in_port as usize];
-            let (mut sw, mut d) = get_pair(&mut self.both, world, fabric, node, dir);
             sw.on_pfc(in_port, pkt.class, pkt.aux != 0);
             if pkt.aux == 0 {
-                kick(fabric, &mut sw, &mut d, q, in_port, &mut frames);
+                kick(fabric, sw, q, in_port, &mut frames);
             }
         } else {
             let hops = fabric.routes.next_hops(node, pkt.dst);
             let out = match hops.len() {
                 0 => {
-                    let e = fabric.nodes[node as usize];
-                    self.both
-                        .get_mut(world, e)
-                        .ok()
-                        .and_then(|(s, _)| s)
-                        .expect("switch entity")
-                        .drop_unroutable();
+                    sw.drop_unroutable();
                     return;
                 }
                 1 => hops[0],
                 n => hops[ecmp_choice(fabric.salts[node as usize], pkt.flow, n)],
             };
-            let dir = fabric.egress[node as usize][out as usize];
-            let (mut sw, mut d) = get_pair(&mut self.both, world, fabric, node, dir);
             if sw.enqueue(now, in_port, out, pkt, &mut frames) {
-                kick(fabric, &mut sw, &mut d, q, out, &mut frames);
+                kick(fabric, sw, q, out, &mut frames);
             }
         }
-        self.launch_frames(world, q, node, &frames);
+        launch_frames(fabric, sw, q, node, &frames);
     }
 
     /// `fabric.switch_tx` at direction `dir`: its serializer is free (unless a PFC frame took it
@@ -85,81 +68,57 @@ impl SwitchLogic {
         let (node, port) = ((data >> 16) as u32, (data & 0xFFFF) as u16);
         debug_assert_eq!(fabric.egress[node as usize][port as usize], dir);
         let mut frames = Frames::default();
-        {
-            let (mut sw, mut d) = get_pair(&mut self.both, world, fabric, node, dir);
-            *sw.tx_pending(port) = false;
-            kick(fabric, &mut sw, &mut d, q, port, &mut frames);
-        }
-        self.launch_frames(world, q, node, &frames);
-    }
-
-    /// Sends PFC frames out of `node`'s ports. They go on the wire as soon as the serializer
-    /// frees, ahead of any queued data (which the switch holds until it launches it); a data
-    /// `switch_tx` that finds the serializer taken by one waits for it.
-    fn launch_frames(&mut self, world: &mut World, q: &mut EventQueue, node: u32, frames: &Frames) {
-        let now = q.now();
-        for &(port, mut frame) in frames.as_slice() {
-            frame.dst = self.fabric.topology.port(node, port).peer_node;
-            let e = self.fabric.dirs[self.fabric.egress[node as usize][port as usize] as usize];
-            let mut d = self.dirs.get_mut(world, e).expect("link direction entity");
-            d.launch(q, self.fabric.kinds.arrive, now, frame);
-        }
+        let mut sw = switch_mut(world, fabric, node);
+        let sw = &mut *sw;
+        *sw.tx_pending(port) = false;
+        kick(fabric, sw, q, port, &mut frames);
+        launch_frames(fabric, sw, q, node, &frames);
     }
 }
 
-/// The switch `node` and its egress direction `dir`, both mutable. `World::entity_mut` on the
-/// pair costs about half the instructions of `QueryState::get_many_mut` over a tuple of
-/// `Option`s (measured with callgrind on the default scenario).
 #[inline]
-fn get_pair<'w>(
-    _both: &'w mut QueryState<SwitchAndDir>,
-    world: &'w mut World,
-    fabric: &FabricIndex,
-    node: u32,
-    dir: u32,
-) -> (Mut<'w, Switch>, Mut<'w, LinkDirection>) {
-    let entities = [fabric.nodes[node as usize], fabric.dirs[dir as usize]];
-    match world.get_entity_mut(entities) {
-        Ok([a, b]) => match (a.into_mut::<Switch>(), b.into_mut::<LinkDirection>()) {
-            (Some(sw), Some(d)) => (sw, d),
-            _ => panic!("node {node} is not a switch or direction {dir} is not a link direction"),
-        },
-        Err(e) => panic!("switch {node} / direction {dir}: {e}"),
+fn switch_mut<'w>(world: &'w mut World, fabric: &FabricIndex, node: u32) -> Mut<'w, Switch> {
+    match world.get_mut::<Switch>(fabric.nodes[node as usize]) {
+        Some(sw) => sw,
+        None => panic!("node {node} is not a switch"),
+    }
+}
+
+/// Sends PFC frames out of `node`'s ports. They go on the wire as soon as the serializer frees,
+/// ahead of any queued data (which the switch holds until it launches it); a data `switch_tx`
+/// that finds the serializer taken by one waits for it.
+#[inline]
+fn launch_frames(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, node: u32, frames: &Frames) {
+    let now = q.now();
+    for &(port, mut frame) in frames.as_slice() {
+        frame.dst = fabric.topology.port(node, port).peer_node;
+        sw.wire_mut(port).launch(q, now, frame);
     }
 }
 
 /// Starts egress `port` if it may: sends now if the serializer is free, else makes sure one
 /// `switch_tx` is pending for when it frees.
 #[inline]
-fn kick(
-    fabric: &FabricIndex,
-    sw: &mut Switch,
-    d: &mut LinkDirection,
-    q: &mut EventQueue,
-    port: u16,
-    frames: &mut Frames,
-) {
+fn kick(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16, frames: &mut Frames) {
     if *sw.tx_pending(port) || !sw.has_eligible(port) {
         return;
     }
     let now = q.now();
+    let d = sw.wire(port);
     if !d.idle_at(now) {
-        q.schedule(
-            d.busy_until,
-            d.source,
-            fabric.kinds.switch_tx,
-            d.id,
-            tx_data(sw.node, port),
-        );
+        let (at, source, id) = (d.busy_until, d.source, d.id);
+        q.schedule(at, source, fabric.kinds.switch_tx, id, tx_data(sw.node, port));
         *sw.tx_pending(port) = true;
         return;
     }
     let Some(pkt) = sw.dequeue(now, port, frames) else {
         return;
     };
-    let end = d.launch(q, fabric.kinds.arrive, now, pkt);
+    let d = sw.wire_mut(port);
+    let end = d.launch(q, now, pkt);
+    let (source, id) = (d.source, d.id);
     if sw.has_eligible(port) {
-        q.schedule(end, d.source, fabric.kinds.switch_tx, d.id, tx_data(sw.node, port));
+        q.schedule(end, source, fabric.kinds.switch_tx, id, tx_data(sw.node, port));
         *sw.tx_pending(port) = true;
     }
 }

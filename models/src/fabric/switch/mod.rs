@@ -20,6 +20,7 @@ mod port;
 
 pub use logic::{SwitchLogic, register_beacon_columns};
 
+use super::link::LinkDirection;
 use super::switch_config::{EcnConfig, Scheduler, SwitchConfig};
 use crate::packet::{Packet, PacketKind, ecn};
 use crate::wire::PFC_FRAME_BYTES;
@@ -90,6 +91,9 @@ pub struct Switch {
     pub counters: SwitchCounters,
     params: Params,
     egress: Vec<EgressPort>,
+    /// The link direction leaving each port: the switch owns its serializers, so a packet's hop
+    /// through the switch touches one entity.
+    wires: Vec<LinkDirection>,
     ingress: Vec<IngressPort>,
     buffer_bytes: u64,
     lossy_bytes: u64,
@@ -150,11 +154,29 @@ impl Switch {
             counters: SwitchCounters::default(),
             params,
             egress: (0..ports).map(|_| EgressPort::default()).collect(),
+            wires: Vec::new(),
             ingress: vec![IngressPort::default(); ports],
             buffer_bytes: 0,
             lossy_bytes: 0,
             rng: stream(seed, "ecn", node as u64),
         }
+    }
+
+    /// Gives the switch the link directions leaving its ports, in port order.
+    pub fn with_wires(mut self, wires: Vec<LinkDirection>) -> Switch {
+        assert_eq!(wires.len(), self.egress.len(), "one link direction per port");
+        self.wires = wires;
+        self
+    }
+
+    /// The link direction leaving `port`.
+    pub fn wire(&self, port: u16) -> &LinkDirection {
+        &self.wires[port as usize]
+    }
+
+    /// The link direction leaving `port`, to launch on it (as the switch's scheduler does).
+    pub fn wire_mut(&mut self, port: u16) -> &mut LinkDirection {
+        &mut self.wires[port as usize]
     }
 
     /// Bytes in the shared buffer now.
