@@ -261,13 +261,23 @@ impl Handler for NicHandler {
             }),
             Op::Rto => self.access.with(world, host, |p, ctx, _| {
                 let qpn = ev.data as u32;
-                let Some(a) = p.nic.qps.get(qpn as usize).and_then(|qp| qp.active.as_ref()) else {
+                let now = q.now();
+                let Some(qp) = p.nic.qps.get_mut(qpn as usize) else {
                     return;
                 };
-                if a.rto_deadline == q.now() && a.sent == a.packets {
+                qp.rto_armed = SimTime::MAX;
+                let Some(a) = qp.active.as_ref() else {
+                    return;
+                };
+                if a.rto_deadline == now && a.sent == a.packets {
                     let from = a.acked_upto;
                     p.nic.counters.timeouts += 1;
                     p.rewind(q, ctx, qpn, from);
+                } else if a.rto_deadline != SimTime::MAX && a.rto_deadline > now {
+                    // The deadline moved on (a later WQE, or more packets sent): wait for it.
+                    let at = a.rto_deadline;
+                    qp.rto_armed = at;
+                    q.schedule(at, p.nic.source, ctx.rto, host, qpn as u64);
                 }
             }),
             Op::Resume => self

@@ -62,6 +62,10 @@ pub struct Qp {
     pub next_psn: u32,
     pub in_rr: bool,
     pub fetch_blocked: bool,
+    /// When the one pending `roce.rto` of this queue pair fires (`SimTime::MAX`: none). A new
+    /// deadline is never earlier than a pending one, so instead of one event per WQE (most of
+    /// them stale, 100 us in the heap) the pending event re-arms itself for the latest deadline.
+    pub rto_armed: SimTime,
     // Responder side.
     pub expected_psn: u32,
     pub nak_sent: bool,
@@ -83,6 +87,7 @@ impl Qp {
             next_psn: 0,
             in_rr: false,
             fetch_blocked: false,
+            rto_armed: SimTime::MAX,
             expected_psn: 0,
             nak_sent: false,
             since_ack: 0,

@@ -292,10 +292,14 @@ impl Parts<'_> {
         let end = self.wire.launch(q, at, pkt);
         if all_sent {
             let deadline = end + ctx.cfg.RetransmitTimeout.0;
-            if let Some(a) = self.nic.qps[qpn as usize].active.as_mut() {
+            let qp = &mut self.nic.qps[qpn as usize];
+            if let Some(a) = qp.active.as_mut() {
                 a.rto_deadline = deadline;
             }
-            q.schedule(deadline, self.nic.source, ctx.rto, host, qpn as u64);
+            if qp.rto_armed == SimTime::MAX {
+                qp.rto_armed = deadline;
+                q.schedule(deadline, self.nic.source, ctx.rto, host, qpn as u64);
+            }
         }
         self.fill_fetch(ctx, now, qpn);
         self.wake_fetch_waiters(ctx, now, c);

@@ -67,3 +67,38 @@ fn ten_wqes_on_one_connection_go_one_at_a_time_in_post_order() {
     }
     assert_eq!(nic_counters(w, 1).payload_bytes_received, N * WQE_BYTES);
 }
+
+#[test]
+fn a_queue_pair_keeps_one_retransmission_timer_whatever_the_wqes() {
+    // Each WQE arms a 100 us timeout when its last packet leaves; ten WQEs of about 11 us each
+    // complete well inside it. The queue pair's one pending timer re-arms itself for the latest
+    // deadline instead of leaving one event per WQE in the heap.
+    const N: u64 = 10;
+    let make = || {
+        star_app(
+            2,
+            RoceNicConfig::default(),
+            SwitchConfig::default(),
+            DriverConfig::new(vec![(0, 1)], N),
+            tracing_tap(),
+        )
+    };
+    let mut app = make();
+    run(&mut app, SimTime::from_us(300));
+    let last = completions_of(app.world.resource::<DriverLog>(), 0)[N as usize - 1]
+        .times
+        .completed;
+    assert!(
+        last < SimTime::from_us(150),
+        "all ten done long before the first timeout"
+    );
+    let mut app = make();
+    run(&mut app, last + SimTime(1));
+    let pending = app.world.resource::<EventQueue>().pending();
+    assert_eq!(completions_of(app.world.resource::<DriverLog>(), 0).len() as u64, N);
+    assert!(
+        pending <= 2,
+        "{pending} events pending after the last completion (one timer, no per-WQE ones)"
+    );
+    assert_eq!(nic_counters(&app.world, 0).timeouts, 0);
+}
