@@ -130,6 +130,14 @@ mod tests {
     }
 
     #[test]
+    fn microseconds_are_exact_picoseconds() {
+        let mut r = RowBuf::default();
+        r.usec(SimTime(5_071_920)).usec(SimTime(14_000_000_001));
+        let got: Vec<&[u8]> = r.fields().collect();
+        assert_eq!(got, vec![&b"5.071920"[..], b"14000.000001"]);
+    }
+
+    #[test]
     fn fields_keep_their_order_and_text() {
         let mut r = RowBuf::default();
         r.str("a,b").u64(7).str("").time_utc(&WallClock::fixed_at(0));

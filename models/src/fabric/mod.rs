@@ -237,7 +237,7 @@ impl ArriveState {
             .take()
             .expect("no NIC plugin left a HostReceiver: add a NIC plugin");
         ArriveState {
-            switch: switch::SwitchLogic::new(world, fabric.clone()),
+            switch: switch::SwitchLogic::new(fabric.clone()),
             fabric,
             receiver,
         }
@@ -269,7 +269,7 @@ impl Handler for SwitchTxHandler {
     fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
         let st = self.state.get_or_insert_with(|| {
             let fabric = world.resource::<Fabric>().0.clone();
-            switch::SwitchLogic::new(world, fabric)
+            switch::SwitchLogic::new(fabric)
         });
         st.on_tx(world, q, ev.target, ev.data);
     }

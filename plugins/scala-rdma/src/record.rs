@@ -33,11 +33,6 @@ pub const COLUMNS: [&str; 21] = [
     "ack_usec",
 ];
 
-/// Microseconds with six decimals: exact picoseconds.
-pub fn usec_column(t: SimTime) -> String {
-    format!("{}.{:06}", t.0 / 1_000_000, t.0 % 1_000_000)
-}
-
 /// The open record.
 #[derive(Resource)]
 pub struct PerfRecord {
@@ -96,16 +91,5 @@ pub fn open(world: &mut World) {
             world.insert_resource(PerfRecord::new(id, job));
         }
         Err(e) => panic!("cannot open the rdma-perf record: {e}"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn usec_is_exact() {
-        assert_eq!(usec_column(SimTime(5_071_920)), "5.071920");
-        assert_eq!(usec_column(SimTime(14_000_000_001)), "14000.000001");
     }
 }

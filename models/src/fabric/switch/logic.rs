@@ -26,7 +26,7 @@ fn tx_data(node: u32, port: u16) -> u64 {
 }
 
 impl SwitchLogic {
-    pub fn new(_world: &mut World, fabric: Arc<FabricIndex>) -> Self {
+    pub fn new(fabric: Arc<FabricIndex>) -> Self {
         SwitchLogic { fabric }
     }
 
