@@ -54,7 +54,12 @@ impl SwitchLogic {
                 1 => hops[0],
                 n => hops[ecmp_choice(fabric.salts[node as usize], pkt.flow, n)],
             };
-            if sw.enqueue(now, in_port, out, pkt, &mut frames) {
+            if sw.can_cut_through(now, out, pkt.class) {
+                // The port is free and nothing waits: admitted and sent in one step.
+                if let Some(pkt) = sw.forward(in_port, out, pkt, &mut frames) {
+                    sw.wire_mut(out).launch(q, now, pkt);
+                }
+            } else if sw.enqueue(in_port, out, pkt, &mut frames) {
                 kick(fabric, sw, q, out, &mut frames);
             }
         }
@@ -90,7 +95,8 @@ fn switch_mut<'w>(world: &'w mut World, fabric: &FabricIndex, node: u32) -> Mut<
 #[inline]
 fn launch_frames(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, node: u32, frames: &Frames) {
     let now = q.now();
-    for &(port, mut frame) in frames.as_slice() {
+    for &(port, class, pause) in frames.as_slice() {
+        let mut frame = sw.pfc_frame(now, class, pause);
         frame.dst = fabric.topology.port(node, port).peer_node;
         sw.wire_mut(port).launch(q, now, frame);
     }
@@ -111,7 +117,7 @@ fn kick(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16, fr
         *sw.tx_pending(port) = true;
         return;
     }
-    let Some(pkt) = sw.dequeue(now, port, frames) else {
+    let Some(pkt) = sw.dequeue(port, frames) else {
         return;
     };
     let d = sw.wire_mut(port);

@@ -101,20 +101,22 @@ pub struct Switch {
 }
 
 /// PFC frames a decision produced, to be launched on the given ports once the caller has the
-/// link directions: at most one PAUSE (an arrival) and one RESUME (a departure) per call.
+/// link directions: at most one PAUSE (an arrival) and one RESUME (a departure) per call. Kept as
+/// (port, class, pause) and built into packets only at launch: this is made on every hop, and
+/// two zeroed packets cost more than the decision itself.
 #[derive(Debug, Default)]
 pub(crate) struct Frames {
-    list: [(u16, Packet); 2],
-    len: usize,
+    list: [(u16, u8, bool); 2],
+    len: u8,
 }
 
 impl Frames {
-    fn push(&mut self, port: u16, frame: Packet) {
-        self.list[self.len] = (port, frame);
+    fn push(&mut self, port: u16, class: u8, pause: bool) {
+        self.list[self.len as usize] = (port, class, pause);
         self.len += 1;
     }
-    pub fn as_slice(&self) -> &[(u16, Packet)] {
-        &self.list[..self.len]
+    pub fn as_slice(&self) -> &[(u16, u8, bool)] {
+        &self.list[..self.len as usize]
     }
 }
 
@@ -215,36 +217,64 @@ impl Switch {
 
     /// Admits `pkt`, which came in on `in_port`, to egress `out`: drop, or mark, queue and count
     /// it, adding a PAUSE to `frames` if its ingress counter passed XOFF. Returns whether queued.
-    pub(crate) fn enqueue(
-        &mut self,
-        now: SimTime,
-        in_port: u16,
-        out: u16,
-        mut pkt: Packet,
-        frames: &mut Frames,
-    ) -> bool {
+    pub(crate) fn enqueue(&mut self, in_port: u16, out: u16, mut pkt: Packet, frames: &mut Frames) -> bool {
+        if !self.admit(in_port, out, &mut pkt, frames) {
+            return false;
+        }
+        self.egress[out as usize].push(Queued { pkt, in_port });
+        true
+    }
+
+    /// Whether a packet for `out` may skip its queue: the port sends now (serializer free at
+    /// `now`, nothing queued, no send pending) under strict priority, and the class is not
+    /// paused. Then `enqueue` followed by `dequeue` would hand back this very packet, so
+    /// `forward` does their accounting without the queue in between.
+    #[inline]
+    pub(crate) fn can_cut_through(&self, now: SimTime, out: u16, class: u8) -> bool {
+        let port = &self.egress[out as usize];
+        self.params.dwrr.is_none()
+            && port.nonempty == 0
+            && !port.tx_pending
+            && port.paused & (1 << (class & 7)) == 0
+            && self.wires[out as usize].idle_at(now)
+    }
+
+    /// `enqueue` then `dequeue` of a packet that `can_cut_through`: the same counters, peaks,
+    /// ECN marks and PFC frames, in the same order. Returns the packet to send now, or `None`
+    /// if admission dropped it.
+    #[inline]
+    pub(crate) fn forward(&mut self, in_port: u16, out: u16, mut pkt: Packet, frames: &mut Frames) -> Option<Packet> {
+        debug_assert!(self.params.dwrr.is_none() && self.egress[out as usize].nonempty == 0);
+        if !self.admit(in_port, out, &mut pkt, frames) {
+            return None;
+        }
+        self.release(in_port, &pkt, frames);
+        Some(pkt)
+    }
+
+    /// Admission of `pkt` to egress `out`: the drop decision, the ECN mark, and the buffer, queue
+    /// peak and ingress counters as if it were queued; a PAUSE in `frames` if its ingress counter
+    /// passed XOFF. The caller queues it (or sends it at once).
+    #[inline]
+    fn admit(&mut self, in_port: u16, out: u16, pkt: &mut Packet, frames: &mut Frames) -> bool {
         pkt.class &= 7;
         let c = pkt.class as usize;
         let bit = 1u8 << c;
         let bytes = pkt.bytes as u64;
         let lossless = self.params.lossless & bit != 0;
         let ing = self.ingress[in_port as usize].bytes[c];
+        let queued = self.egress[out as usize].queue_bytes[c];
         if lossless {
             if ing + bytes > self.params.xoff_headroom || self.buffer_bytes + bytes > self.params.buffer {
                 self.counters.headroom_drops += 1;
                 return false;
             }
-        } else if self.egress[out as usize].queue_bytes[c] + bytes > self.params.lossy_limit
-            || self.lossy_bytes + bytes > self.params.lossy_pool
-        {
+        } else if queued + bytes > self.params.lossy_limit || self.lossy_bytes + bytes > self.params.lossy_pool {
             self.counters.drops += 1;
             return false;
         }
         if self.params.ecn_enabled & bit != 0 && pkt.ecn != ecn::NOT_ECT && pkt.ecn != ecn::CE {
-            let p = self
-                .params
-                .ecn
-                .mark_probability(self.egress[out as usize].queue_bytes[c]);
+            let p = self.params.ecn.mark_probability(queued);
             if p >= 1.0 || (p > 0.0 && unit_f64(&mut self.rng) < p) {
                 pkt.ecn = ecn::CE;
                 self.counters.ecn_marked += 1;
@@ -255,10 +285,8 @@ impl Switch {
             self.lossy_bytes += bytes;
         }
         self.counters.peak_buffer_bytes = self.counters.peak_buffer_bytes.max(self.buffer_bytes);
-        let port = &mut self.egress[out as usize];
-        port.push(Queued { pkt, in_port });
         let peak = &mut self.counters.peak_class_queue_bytes[c];
-        *peak = (*peak).max(port.queue_bytes[c]);
+        *peak = (*peak).max(queued + bytes);
         let ingress = &mut self.ingress[in_port as usize];
         ingress.bytes[c] = ing + bytes;
         if !lossless {
@@ -269,36 +297,43 @@ impl Switch {
         if ing + bytes > self.params.xoff && ingress.paused_upstream & bit == 0 {
             ingress.paused_upstream |= bit;
             self.counters.pfc_pause_sent += 1;
-            frames.push(in_port, self.pfc_frame(now, pkt.class, true));
+            frames.push(in_port, pkt.class, true);
         }
         true
     }
 
     /// Takes the next packet egress `out` may send, releasing its bytes and adding a RESUME to
     /// `frames` if its ingress counter fell to XON.
-    pub(crate) fn dequeue(&mut self, now: SimTime, out: u16, frames: &mut Frames) -> Option<Packet> {
+    pub(crate) fn dequeue(&mut self, out: u16, frames: &mut Frames) -> Option<Packet> {
         let port = &mut self.egress[out as usize];
         let q = match &self.params.dwrr {
             None => port.pop_strict(),
             Some(quanta) => port.pop_dwrr(quanta),
         }?;
-        let c = q.pkt.class as usize;
+        self.release(q.in_port, &q.pkt, frames);
+        Some(q.pkt)
+    }
+
+    /// A packet that came in on `in_port` leaves: its bytes leave the buffer and its ingress
+    /// counter; a RESUME in `frames` if that counter fell to XON.
+    #[inline]
+    fn release(&mut self, in_port: u16, pkt: &Packet, frames: &mut Frames) {
+        let c = pkt.class as usize;
         let bit = 1u8 << c;
-        let bytes = q.pkt.bytes as u64;
+        let bytes = pkt.bytes as u64;
         self.buffer_bytes -= bytes;
         if self.params.lossless & bit == 0 {
             self.lossy_bytes -= bytes;
         }
         self.counters.packets += 1;
         self.counters.bytes += bytes;
-        let ingress = &mut self.ingress[q.in_port as usize];
+        let ingress = &mut self.ingress[in_port as usize];
         ingress.bytes[c] -= bytes;
         if ingress.paused_upstream & bit != 0 && ingress.bytes[c] <= self.params.xon {
             ingress.paused_upstream &= !bit;
             self.counters.pfc_resume_sent += 1;
-            frames.push(q.in_port, self.pfc_frame(now, q.pkt.class, false));
+            frames.push(in_port, pkt.class, false);
         }
-        Some(q.pkt)
     }
 
     /// Whether egress `out` has a packet it may send now.
@@ -315,7 +350,7 @@ impl Switch {
     /// A PFC frame from this switch to the node upstream; the caller, which knows the topology,
     /// sets `dst` to that node. The frame is link-local: the receiver takes it from the port it
     /// arrives on.
-    fn pfc_frame(&self, now: SimTime, class: u8, pause: bool) -> Packet {
+    pub(crate) fn pfc_frame(&self, now: SimTime, class: u8, pause: bool) -> Packet {
         Packet {
             kind: PacketKind::Pfc,
             bytes: PFC_FRAME_BYTES as u32,

@@ -28,13 +28,14 @@ fn pause_past_xoff_resume_at_xon() {
     let mut f = Frames::default();
     // Ten 1000 B packets reach XOFF exactly (10,000 B): not past it, no PAUSE.
     for _ in 0..10 {
-        assert!(s.enqueue(SimTime::ZERO, 0, 2, pkt(1, 1000), &mut f));
+        assert!(s.enqueue(0, 2, pkt(1, 1000), &mut f));
     }
     assert_eq!(f.as_slice().len(), 0);
     // The eleventh passes it: one PAUSE of class 1 out of ingress port 0.
-    assert!(s.enqueue(SimTime::ZERO, 0, 2, pkt(1, 1000), &mut f));
+    assert!(s.enqueue(0, 2, pkt(1, 1000), &mut f));
     assert_eq!(f.as_slice().len(), 1);
-    let (port, frame) = f.as_slice()[0];
+    let (port, class, pause) = f.as_slice()[0];
+    let frame = s.pfc_frame(SimTime::ZERO, class, pause);
     assert_eq!(
         (port, frame.kind, frame.class, frame.aux, frame.bytes),
         (0, PacketKind::Pfc, 1, 1, 60)
@@ -42,12 +43,12 @@ fn pause_past_xoff_resume_at_xon() {
     assert!(s.upstream_paused(0, 1));
     // More arrivals do not repeat it.
     let mut f = Frames::default();
-    assert!(s.enqueue(SimTime::ZERO, 0, 2, pkt(1, 1000), &mut f));
+    assert!(s.enqueue(0, 2, pkt(1, 1000), &mut f));
     assert_eq!(f.as_slice().len(), 0);
     // 12,000 B held; draining to 5,000 B (XON) takes 7 departures, the 7th sends RESUME.
     for i in 1..=7 {
         let mut f = Frames::default();
-        assert!(s.dequeue(SimTime::ZERO, 2, &mut f).is_some());
+        assert!(s.dequeue(2, &mut f).is_some());
         assert_eq!(f.as_slice().len(), (i == 7) as usize, "departure {i}");
     }
     assert!(!s.upstream_paused(0, 1));
@@ -61,12 +62,12 @@ fn lossless_drops_only_past_headroom() {
     let mut f = Frames::default();
     // XOFF + headroom = 14,000 B: fourteen 1000 B packets fit, the fifteenth does not.
     for _ in 0..14 {
-        assert!(s.enqueue(SimTime::ZERO, 0, 2, pkt(0, 1000), &mut f));
+        assert!(s.enqueue(0, 2, pkt(0, 1000), &mut f));
     }
-    assert!(!s.enqueue(SimTime::ZERO, 0, 2, pkt(0, 1000), &mut f));
+    assert!(!s.enqueue(0, 2, pkt(0, 1000), &mut f));
     assert_eq!((s.counters.headroom_drops, s.counters.drops), (1, 0));
     // Another ingress port has its own counter.
-    assert!(s.enqueue(SimTime::ZERO, 1, 2, pkt(0, 1000), &mut f));
+    assert!(s.enqueue(1, 2, pkt(0, 1000), &mut f));
 }
 
 #[test]
@@ -74,13 +75,13 @@ fn lossy_drop_tail_at_queue_limit() {
     let mut s = Switch::new(10, "s".into(), 3, &cfg(), 1);
     let mut f = Frames::default();
     for _ in 0..3 {
-        assert!(s.enqueue(SimTime::ZERO, 0, 2, pkt(4, 1000), &mut f));
+        assert!(s.enqueue(0, 2, pkt(4, 1000), &mut f));
     }
-    assert!(!s.enqueue(SimTime::ZERO, 1, 2, pkt(4, 1000), &mut f));
+    assert!(!s.enqueue(1, 2, pkt(4, 1000), &mut f));
     assert_eq!(s.counters.drops, 1);
     assert_eq!(f.as_slice().len(), 0, "lossy classes never send PFC");
     // Another egress port's queue of the same class is separate.
-    assert!(s.enqueue(SimTime::ZERO, 0, 1, pkt(4, 1000), &mut f));
+    assert!(s.enqueue(0, 1, pkt(4, 1000), &mut f));
     assert_eq!(s.counters.peak_class_queue_bytes[4], 3_000);
     assert_eq!(s.counters.peak_buffer_bytes, 4_000);
 }
@@ -96,9 +97,7 @@ fn lossy_classes_cannot_take_the_lossless_reservation() {
     };
     let mut s = Switch::new(10, "s".into(), 3, &c, 1);
     let mut f = Frames::default();
-    let admitted = (0..40)
-        .filter(|_| s.enqueue(SimTime::ZERO, 0, 2, pkt(3, 1000), &mut f))
-        .count();
+    let admitted = (0..40).filter(|_| s.enqueue(0, 2, pkt(3, 1000), &mut f)).count();
     assert_eq!(admitted, 16);
 }
 
@@ -117,20 +116,19 @@ fn ecn_marks_by_queue_depth_only_on_enabled_capable_packets() {
     // Depths seen: 0, 1000, 2000 (at Kmin: never), then 3000 (p = 0.25), 4000 (p = 0.5), then
     // 5000.. (above Kmax: always).
     for _ in 0..3 {
-        s.enqueue(SimTime::ZERO, 0, 2, pkt(3, 1000), &mut f);
+        s.enqueue(0, 2, pkt(3, 1000), &mut f);
     }
     assert_eq!(s.counters.ecn_marked, 0);
     for _ in 0..2 {
-        s.enqueue(SimTime::ZERO, 0, 2, pkt(3, 1000), &mut f);
+        s.enqueue(0, 2, pkt(3, 1000), &mut f);
     }
     let before = s.counters.ecn_marked;
     for _ in 0..5 {
-        s.enqueue(SimTime::ZERO, 0, 2, pkt(3, 1000), &mut f);
+        s.enqueue(0, 2, pkt(3, 1000), &mut f);
     }
     assert_eq!(s.counters.ecn_marked, before + 5);
     // Not ECN-capable, or a class without ECN: never marked.
     s.enqueue(
-        SimTime::ZERO,
         0,
         2,
         Packet {
@@ -139,13 +137,13 @@ fn ecn_marks_by_queue_depth_only_on_enabled_capable_packets() {
         },
         &mut f,
     );
-    s.enqueue(SimTime::ZERO, 0, 1, pkt(2, 1000), &mut f);
+    s.enqueue(0, 1, pkt(2, 1000), &mut f);
     for _ in 0..6 {
-        s.enqueue(SimTime::ZERO, 0, 1, pkt(2, 1000), &mut f);
+        s.enqueue(0, 1, pkt(2, 1000), &mut f);
     }
     assert_eq!(s.counters.ecn_marked, before + 5);
     let marked = (0..10)
-        .filter_map(|_| s.dequeue(SimTime::ZERO, 2, &mut f))
+        .filter_map(|_| s.dequeue(2, &mut f))
         .filter(|p| p.is_ce())
         .count() as u64;
     assert_eq!(marked, before + 5);
@@ -166,13 +164,42 @@ fn red_probability_holds_over_many_draws() {
     };
     let mut s = Switch::new(10, "s".into(), 3, &c, 7);
     let mut f = Frames::default();
-    s.enqueue(SimTime::ZERO, 0, 2, pkt(5, 3000), &mut f);
+    s.enqueue(0, 2, pkt(5, 3000), &mut f);
     let n = 100_000;
     for _ in 0..n {
-        s.enqueue(SimTime::ZERO, 0, 2, pkt(5, 1000), &mut f);
+        s.enqueue(0, 2, pkt(5, 1000), &mut f);
         s.egress[2].queues[5].pop_back();
         s.egress[2].queue_bytes[5] -= 1000;
     }
     let frac = s.counters.ecn_marked as f64 / n as f64;
     assert!((frac - 0.25).abs() < 0.01, "{frac}");
+}
+
+#[test]
+fn cut_through_is_enqueue_then_dequeue() {
+    // A packet that finds its egress idle and empty skips the queue (`forward`). Against a twin
+    // switch that queues and dequeues each packet: the same packets out (ECN marks included),
+    // the same counters and peaks, the same PFC frames, over lossless and lossy classes, ECN on
+    // and off (an empty queue is never marked), sizes that cross XOFF (PAUSE then RESUME in one
+    // step) and drops.
+    let mut config = cfg();
+    config.Ecn.Enabled = [false, false, false, true, true, false, false, false];
+    config.Ecn.Kmin = Size(0);
+    let mut fast = Switch::new(10, "fast".into(), 3, &config, 7);
+    let mut slow = Switch::new(10, "slow".into(), 3, &config, 7);
+    for i in 0..400u32 {
+        let p = pkt((i % 8) as u8, 200 + (i * 997) % 14_000);
+        let (mut ff, mut fs) = (Frames::default(), Frames::default());
+        let out_fast = fast.forward(0, 2, p, &mut ff);
+        let out_slow = if slow.enqueue(0, 2, p, &mut fs) {
+            slow.dequeue(2, &mut fs)
+        } else {
+            None
+        };
+        assert_eq!(out_fast, out_slow, "packet {i}");
+        assert_eq!(ff.as_slice(), fs.as_slice(), "frames of packet {i}");
+    }
+    assert_eq!(fast.counters, slow.counters);
+    assert!(fast.counters.drops > 0 && fast.counters.headroom_drops > 0 && fast.counters.pfc_pause_sent > 0);
+    assert_eq!((fast.buffer_bytes(), slow.buffer_bytes()), (0, 0));
 }
