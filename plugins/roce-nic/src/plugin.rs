@@ -97,12 +97,14 @@ struct AccessState {
 }
 
 impl NicAccess {
-    fn state(&mut self, world: &mut World) -> &mut AccessState {
-        self.st.get_or_insert_with(|| AccessState {
+    #[cold]
+    fn init(&mut self, world: &mut World) {
+        self.st = Some(AccessState {
             nics: world.resource::<RoceNics>().clone(),
             contract: *world.resource::<NicContract>(),
             tracing: world.get_resource::<Tracers>().is_some_and(Tracers::is_enabled),
-        })
+        });
+        self.parts = Some(world.query());
     }
 
     /// Runs `f` on host `host`'s parts, then applies what it asked of the world.
@@ -113,44 +115,57 @@ impl NicAccess {
         host: u32,
         f: impl FnOnce(&mut Parts<'_>, &Ctx, &mut Vec<Effect>) -> R,
     ) -> R {
-        let mut effects = std::mem::take(&mut self.effects);
-        let mut trace = std::mem::take(&mut self.trace);
-        self.state(world);
-        let st = self.st.as_ref().expect("state just made");
+        if self.st.is_none() {
+            self.init(world);
+        }
+        let NicAccess {
+            st: Some(st),
+            parts: Some(parts),
+            effects,
+            trace,
+        } = self
+        else {
+            unreachable!("initialized above")
+        };
         let port = st.nics.nics[host as usize];
-        let parts = self.parts.get_or_insert_with(|| world.query());
         let r = {
             // One entity holds the three: a tuple query fetches them for about half the
             // instructions of `World::get_entity_mut` on three entities (callgrind).
             let (mut nic, mut pcie, mut wire) = parts.get_mut(world, port).expect("NIC parts on the host's port");
-            let tr = st.tracing.then_some(&mut trace);
+            let tr = st.tracing.then_some(&mut *trace);
             let mut parts = Parts {
                 nic: &mut nic,
                 pcie: &mut pcie,
                 wire: &mut wire,
                 trace: tr,
             };
-            f(&mut parts, &st.nics.ctx, &mut effects)
+            f(&mut parts, &st.nics.ctx, effects)
         };
-        for e in effects.drain(..) {
-            match e {
-                Effect::SpawnQp(qp) => {
-                    world.spawn(qp);
-                }
-                Effect::Complete { wqe, times } => {
-                    if let Some(mut w) = world.get_mut::<Wqe>(wqe) {
-                        w.times = times;
-                        w.completed = true;
-                    }
+        if !effects.is_empty() {
+            apply_effects(world, effects);
+        }
+        if !trace.is_empty() {
+            world.resource_mut::<Tracers>().emit_all(trace);
+        }
+        r
+    }
+}
+
+/// What a NIC handler asked of the world once its borrow of the NIC ended.
+#[cold]
+fn apply_effects(world: &mut World, effects: &mut Vec<Effect>) {
+    for e in effects.drain(..) {
+        match e {
+            Effect::SpawnQp(qp) => {
+                world.spawn(qp);
+            }
+            Effect::Complete { wqe, times } => {
+                if let Some(mut w) = world.get_mut::<Wqe>(wqe) {
+                    w.times = times;
+                    w.completed = true;
                 }
             }
         }
-        self.effects = effects;
-        if !trace.is_empty() {
-            world.resource_mut::<Tracers>().emit_all(&mut trace);
-        }
-        self.trace = trace;
-        r
     }
 }
 

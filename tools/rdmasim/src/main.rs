@@ -89,13 +89,16 @@ fn load(args: &ScenarioArgs) -> Result<Loaded, ExitCode> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match std::panic::catch_unwind(|| dispatch(cli)) {
-        Ok(code) => code,
-        Err(_) => {
-            eprintln!("rdmasim: internal error (a bug): please report it with the scenario");
-            ExitCode::from(1)
-        }
-    }
+    // A panic is a bug in rdmasim, never the user's input: say so and exit 1. A hook rather than
+    // `catch_unwind`, because release builds abort on panic (no unwinding tables on the hot path:
+    // 1.3% fewer instructions per event, callgrind).
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        eprintln!("rdmasim: internal error (a bug): please report it with the scenario");
+        std::process::exit(1);
+    }));
+    dispatch(cli)
 }
 
 fn dispatch(cli: Cli) -> ExitCode {

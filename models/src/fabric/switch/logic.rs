@@ -63,7 +63,9 @@ impl SwitchLogic {
                 kick(fabric, sw, q, out, &mut frames);
             }
         }
-        launch_frames(fabric, sw, q, node, &frames);
+        if !frames.is_empty() {
+            launch_frames(fabric, sw, q, node, &frames);
+        }
     }
 
     /// `fabric.switch_tx` at direction `dir`: its serializer is free (unless a PFC frame took it
@@ -77,7 +79,9 @@ impl SwitchLogic {
         let sw = &mut *sw;
         *sw.tx_pending(port) = false;
         kick(fabric, sw, q, port, &mut frames);
-        launch_frames(fabric, sw, q, node, &frames);
+        if !frames.is_empty() {
+            launch_frames(fabric, sw, q, node, &frames);
+        }
     }
 }
 
@@ -91,8 +95,8 @@ fn switch_mut<'w>(world: &'w mut World, fabric: &FabricIndex, node: u32) -> Mut<
 
 /// Sends PFC frames out of `node`'s ports. They go on the wire as soon as the serializer frees,
 /// ahead of any queued data (which the switch holds until it launches it); a data `switch_tx`
-/// that finds the serializer taken by one waits for it.
-#[inline]
+/// that finds the serializer taken by one waits for it. Rare: callers skip it when there are none.
+#[cold]
 fn launch_frames(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, node: u32, frames: &Frames) {
     let now = q.now();
     for &(port, class, pause) in frames.as_slice() {

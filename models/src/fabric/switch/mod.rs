@@ -115,6 +115,10 @@ impl Frames {
         self.list[self.len as usize] = (port, class, pause);
         self.len += 1;
     }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
     pub fn as_slice(&self) -> &[(u16, u8, bool)] {
         &self.list[..self.len as usize]
     }
