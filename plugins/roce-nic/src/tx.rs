@@ -141,7 +141,16 @@ impl Parts<'_> {
     }
 
     /// Lets queue pairs waiting for pool room in class `c` fetch again.
+    #[inline]
     fn wake_fetch_waiters(&mut self, ctx: &Ctx, now: SimTime, c: usize) {
+        // Called for every packet sent; nobody waits unless a pool filled up.
+        if !self.nic.fetch_waiters[c].is_empty() {
+            self.wake_fetch_waiters_slow(ctx, now, c);
+        }
+    }
+
+    #[cold]
+    fn wake_fetch_waiters_slow(&mut self, ctx: &Ctx, now: SimTime, c: usize) {
         while let Some(&w) = self.nic.fetch_waiters[c].front() {
             self.nic.fetch_waiters[c].pop_front();
             self.nic.qps[w as usize].fetch_blocked = false;
