@@ -65,19 +65,65 @@ pub struct PcieDirection {
     /// TLP overhead bytes carried on top.
     pub overhead_bytes: u64,
     pub transfers: u64,
+    /// The last transfer shape and its cost: nearly every transfer of a run has the shape of the
+    /// one before (a full packet's payload), and working it out takes two divisions.
+    memo: (Shape, u64, SimTime),
+}
+
+/// What a transfer's TLP overhead and serialization time depend on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Shape {
+    payload: u64,
+    /// Bytes per TLP (MPS for data, MRRS for read requests).
+    chunk: u64,
+    /// Whether the TLPs carry the payload (data) or only ask for it (read requests).
+    carried: bool,
+    rate: u64,
+    tlp_overhead: u64,
 }
 
 impl PcieDirection {
+    /// TLP overhead bytes and serialization time of `payload` bytes in TLPs of `chunk` bytes,
+    /// carried or (read requests) only asked for.
+    #[inline]
+    fn cost(&mut self, cfg: &PcieConfig, payload: u64, chunk: u64, carried: bool) -> (u64, SimTime) {
+        let shape = Shape {
+            payload,
+            chunk,
+            carried,
+            rate: cfg.Rate.0,
+            tlp_overhead: cfg.TlpOverheadBytes.0,
+        };
+        if self.memo.0 != shape {
+            let overhead = payload.div_ceil(chunk).max(1) * cfg.TlpOverheadBytes.0;
+            let wire = if carried { payload + overhead } else { overhead };
+            self.memo = (shape, overhead, cfg.Rate.serialization_time(wire));
+        }
+        (self.memo.1, self.memo.2)
+    }
+
     /// A transfer of `payload` bytes in TLPs of at most `tlp_payload` bytes, issued at `now`.
     /// Returns when its last byte is delivered at the far end.
     #[inline]
     pub fn transfer(&mut self, cfg: &PcieConfig, now: SimTime, payload: u64, tlp_payload: u64) -> SimTime {
-        let tlps = payload.div_ceil(tlp_payload).max(1);
-        let overhead = tlps * cfg.TlpOverheadBytes.0;
+        let (overhead, ser) = self.cost(cfg, payload, tlp_payload, true);
         let begin = now.max(self.busy_until);
-        let end = begin + cfg.Rate.serialization_time(payload + overhead);
+        let end = begin + ser;
         self.busy_until = end;
         self.bytes += payload;
+        self.overhead_bytes += overhead;
+        self.transfers += 1;
+        end + cfg.Latency.0
+    }
+
+    /// Read requests for `payload` bytes (TLP headers only, one per `MaxReadRequestSize`),
+    /// issued at `now`; returns when the last reaches the far end.
+    #[inline]
+    fn request(&mut self, cfg: &PcieConfig, now: SimTime, payload: u64) -> SimTime {
+        let (overhead, ser) = self.cost(cfg, payload, cfg.MaxReadRequestSize.0, false);
+        let begin = now.max(self.busy_until);
+        let end = begin + ser;
+        self.busy_until = end;
         self.overhead_bytes += overhead;
         self.transfers += 1;
         end + cfg.Latency.0
@@ -104,17 +150,7 @@ impl PcieLink {
     /// `MaxReadRequestSize`) go NIC to host, then completions with the data come back host to
     /// NIC. Returns when the last byte is at the NIC.
     pub fn dma_read(&mut self, cfg: &PcieConfig, now: SimTime, bytes: u64) -> SimTime {
-        let requests = bytes.div_ceil(cfg.MaxReadRequestSize.0).max(1);
-        let req_at_host = {
-            let d = &mut self.nic_to_host;
-            let begin = now.max(d.busy_until);
-            let overhead = requests * cfg.TlpOverheadBytes.0;
-            let end = begin + cfg.Rate.serialization_time(overhead);
-            d.busy_until = end;
-            d.overhead_bytes += overhead;
-            d.transfers += 1;
-            end + cfg.Latency.0
-        };
+        let req_at_host = self.nic_to_host.request(cfg, now, bytes);
         self.host_to_nic.transfer(cfg, req_at_host, bytes, cfg.MaxPayloadSize.0)
     }
 
@@ -152,5 +188,30 @@ mod tests {
         let req = cfg.Rate.serialization_time(192).0 + 250_000;
         let data = cfg.Rate.serialization_time(4096 + 384).0 + 250_000;
         assert_eq!(at, SimTime(req + data));
+    }
+
+    #[test]
+    fn the_memo_never_changes_a_cost() {
+        // One direction used with alternating payloads, chunks, kinds and settings gives what a
+        // fresh direction works out for each.
+        let fast = PcieConfig {
+            Rate: Rate(1_000_000_000_000),
+            TlpOverheadBytes: Size(20),
+            ..PcieConfig::default()
+        };
+        let cfgs = [PcieConfig::default(), fast];
+        let mut long_lived = PcieDirection::default();
+        for i in 0..200u64 {
+            let cfg = &cfgs[(i / 7 % 2) as usize];
+            let payload = [4096, 4096, 100, 0, 4096, 1][(i % 6) as usize];
+            let chunk = [256, 512][(i / 3 % 2) as usize];
+            let carried = i % 5 != 0;
+            let got = long_lived.cost(cfg, payload, chunk, carried);
+            let want = PcieDirection::default().cost(cfg, payload, chunk, carried);
+            let overhead = payload.div_ceil(chunk).max(1) * cfg.TlpOverheadBytes.0;
+            let wire = if carried { payload + overhead } else { overhead };
+            assert_eq!(got, want, "transfer {i}");
+            assert_eq!(got, (overhead, cfg.Rate.serialization_time(wire)), "transfer {i}");
+        }
     }
 }

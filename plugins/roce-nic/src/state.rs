@@ -135,8 +135,11 @@ pub struct RoceNic {
     pub initiator_qpn: std::collections::HashMap<u32, u32>,
     /// Frames sent ahead of data: PFC, ACK/NAK, connection setup.
     pub ctrl: VecDeque<Packet>,
-    /// Queue pairs of each class with something to send, served round-robin per packet.
-    pub rr: [VecDeque<u32>; 8],
+    /// Queue pairs of each class with something to send, served round-robin per packet. Changed
+    /// only through `rr_push` and `rr_pop`, which keep `rr_mask`.
+    pub(crate) rr: [VecDeque<u32>; 8],
+    /// Bit c: `rr[c]` is not empty (the scheduler visits only those classes).
+    pub(crate) rr_mask: u8,
     /// Queue pairs of each class waiting for room in the transmit pool.
     pub fetch_waiters: [VecDeque<u32>; 8],
     /// Classes the switch has paused on our port.
@@ -167,6 +170,7 @@ impl RoceNic {
             initiator_qpn: std::collections::HashMap::new(),
             ctrl: VecDeque::new(),
             rr: Default::default(),
+            rr_mask: 0,
             fetch_waiters: Default::default(),
             paused: [false; 8],
             egress_cap: cfg.EgressBufferManager.pools(),
@@ -185,6 +189,23 @@ impl RoceNic {
 
     /// Is there anything the port could send (now or once fetched or resumed)?
     pub fn has_tx_work(&self) -> bool {
-        !self.ctrl.is_empty() || self.rr.iter().any(|r| !r.is_empty())
+        !self.ctrl.is_empty() || self.rr_mask != 0
+    }
+
+    /// Puts queue pair `qpn` at the back of class `c`'s round robin.
+    #[inline]
+    pub(crate) fn rr_push(&mut self, c: usize, qpn: u32) {
+        self.rr[c].push_back(qpn);
+        self.rr_mask |= 1 << c;
+    }
+
+    /// Takes the queue pair at the front of class `c`'s round robin.
+    #[inline]
+    pub(crate) fn rr_pop(&mut self, c: usize) -> Option<u32> {
+        let qpn = self.rr[c].pop_front();
+        if self.rr[c].is_empty() {
+            self.rr_mask &= !(1 << c);
+        }
+        qpn
     }
 }

@@ -110,7 +110,8 @@ impl Parts<'_> {
         let qp = &mut self.nic.qps[qpn as usize];
         if !qp.in_rr {
             qp.in_rr = true;
-            self.nic.rr[qp.class as usize].push_back(qpn);
+            let c = qp.class as usize;
+            self.nic.rr_push(c, qpn);
         }
     }
 
@@ -222,12 +223,16 @@ impl Parts<'_> {
             return true;
         }
         let mut earliest = SimTime::MAX;
-        for c in (0..8).rev() {
+        // Classes with queue pairs waiting, highest first.
+        let mut classes = self.nic.rr_mask;
+        while classes != 0 {
+            let c = 7 - classes.leading_zeros() as usize;
+            classes &= !(1 << c);
             if self.nic.paused[c] {
                 continue;
             }
             for _ in 0..self.nic.rr[c].len() {
-                let Some(qpn) = self.nic.rr[c].pop_front() else { break };
+                let Some(qpn) = self.nic.rr_pop(c) else { break };
                 let ready_at = self.nic.qps[qpn as usize]
                     .active
                     .as_ref()
@@ -239,13 +244,13 @@ impl Parts<'_> {
                     }
                     Some(t) => {
                         earliest = earliest.min(t);
-                        self.nic.rr[c].push_back(qpn);
+                        self.nic.rr_push(c, qpn);
                     }
                     None => {
                         let qp = &mut self.nic.qps[qpn as usize];
                         if qp.active.as_ref().is_some_and(|a| a.sent < a.packets) {
                             // Fetch held back by a full pool: it rejoins when room frees.
-                            self.nic.rr[c].push_back(qpn);
+                            self.nic.rr_push(c, qpn);
                         } else {
                             qp.in_rr = false;
                         }
@@ -292,7 +297,7 @@ impl Parts<'_> {
         if all_sent {
             qp.in_rr = false;
         } else {
-            self.nic.rr[c].push_back(qpn);
+            self.nic.rr_push(c, qpn);
         }
         self.nic.egress_used[c] -= payload;
         self.nic.counters.data_packets_sent += 1;
