@@ -244,15 +244,56 @@ impl Switch {
     }
 
     /// `enqueue` then `dequeue` of a packet that `can_cut_through`: the same counters, peaks,
-    /// ECN marks and PFC frames, in the same order. Returns the packet to send now, or `None`
-    /// if admission dropped it.
+    /// ECN marks and PFC frames, in the same order (`tests.rs` checks it against the two). Returns
+    /// the packet to send now, or `None` if admission dropped it. Written out rather than as
+    /// `admit` then `release`: 86% of hops in the default scenario come here, and the bytes that
+    /// would go into the buffer and its counters and straight out again cost half the hop.
     #[inline]
     pub(crate) fn forward(&mut self, in_port: u16, out: u16, mut pkt: Packet, frames: &mut Frames) -> Option<Packet> {
         debug_assert!(self.params.dwrr.is_none() && self.egress[out as usize].nonempty == 0);
-        if !self.admit(in_port, out, &mut pkt, frames) {
+        pkt.class &= 7;
+        let c = pkt.class as usize;
+        let bit = 1u8 << c;
+        let bytes = pkt.bytes as u64;
+        let lossless = self.params.lossless & bit != 0;
+        let ing = self.ingress[in_port as usize].bytes[c];
+        // Admission, with the egress queue empty.
+        if lossless {
+            if ing + bytes > self.params.xoff_headroom || self.buffer_bytes + bytes > self.params.buffer {
+                self.counters.headroom_drops += 1;
+                return None;
+            }
+        } else if bytes > self.params.lossy_limit || self.lossy_bytes + bytes > self.params.lossy_pool {
+            self.counters.drops += 1;
             return None;
         }
-        self.release(in_port, &pkt, frames);
+        if self.params.ecn_enabled & bit != 0 && pkt.ecn != ecn::NOT_ECT && pkt.ecn != ecn::CE {
+            let p = self.params.ecn.mark_probability(0);
+            if p >= 1.0 || (p > 0.0 && unit_f64(&mut self.rng) < p) {
+                pkt.ecn = ecn::CE;
+                self.counters.ecn_marked += 1;
+            }
+        }
+        // In and out of the buffer: only the peaks and the departure counters change.
+        let counters = &mut self.counters;
+        counters.peak_buffer_bytes = counters.peak_buffer_bytes.max(self.buffer_bytes + bytes);
+        counters.peak_class_queue_bytes[c] = counters.peak_class_queue_bytes[c].max(bytes);
+        counters.packets += 1;
+        counters.bytes += bytes;
+        let ingress = &mut self.ingress[in_port as usize];
+        if lossless {
+            counters.peak_ingress_class_bytes[c] = counters.peak_ingress_class_bytes[c].max(ing + bytes);
+            if ing + bytes > self.params.xoff && ingress.paused_upstream & bit == 0 {
+                ingress.paused_upstream |= bit;
+                counters.pfc_pause_sent += 1;
+                frames.push(in_port, pkt.class, true);
+            }
+        }
+        if ingress.paused_upstream & bit != 0 && ing <= self.params.xon {
+            ingress.paused_upstream &= !bit;
+            counters.pfc_resume_sent += 1;
+            frames.push(in_port, pkt.class, false);
+        }
         Some(pkt)
     }
 
