@@ -67,7 +67,7 @@ impl QuadHeap {
     }
 
     /// Replaces the root with `e`: the same as `remove_root` then `push(e)`, in one pass.
-    #[inline]
+    #[inline(always)]
     pub fn replace_root(&mut self, e: Entry) {
         if self.v.is_empty() {
             self.v.push(e);
@@ -79,7 +79,7 @@ impl QuadHeap {
 
     /// Moves the hole at the root down to a leaf, lifting the smallest child at each level, and
     /// returns the hole's index. The entry at the hole is stale until the caller fills it.
-    #[inline]
+    #[inline(always)]
     fn hole_to_leaf(&mut self) -> usize {
         let v = &mut self.v[..];
         let len = v.len();
@@ -108,7 +108,7 @@ impl QuadHeap {
     }
 
     /// Puts `e` at `hole` or above it, moving larger parents down.
-    #[inline]
+    #[inline(always)]
     fn sift_up(&mut self, mut hole: usize, e: Entry) {
         let v = &mut self.v[..];
         while hole > 0 {
