@@ -85,7 +85,9 @@ impl SwitchLogic {
     }
 }
 
-#[inline]
+/// The switch entity's component: the one entity access of a hop (`World::get_mut`, about 90
+/// instructions; a cached `QueryState` measured about 40 more). Inlined into both handlers.
+#[inline(always)]
 fn switch_mut<'w>(world: &'w mut World, fabric: &FabricIndex, node: u32) -> Mut<'w, Switch> {
     match world.get_mut::<Switch>(fabric.nodes[node as usize]) {
         Some(sw) => sw,
