@@ -83,6 +83,16 @@ struct IngressPort {
     paused_upstream: u8,
 }
 
+/// A packet's class and size as admission sees them, and its ingress port's counter for the class.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    c: usize,
+    bit: u8,
+    bytes: u64,
+    lossless: bool,
+    ing: u64,
+}
+
 /// A switch node, an entity. Only the switch's own handlers change it.
 #[derive(Component, Debug)]
 pub struct Switch {
@@ -251,28 +261,16 @@ impl Switch {
     #[inline]
     pub(crate) fn forward(&mut self, in_port: u16, out: u16, mut pkt: Packet, frames: &mut Frames) -> Option<Packet> {
         debug_assert!(self.params.dwrr.is_none() && self.egress[out as usize].nonempty == 0);
-        pkt.class &= 7;
-        let c = pkt.class as usize;
-        let bit = 1u8 << c;
-        let bytes = pkt.bytes as u64;
-        let lossless = self.params.lossless & bit != 0;
-        let ing = self.ingress[in_port as usize].bytes[c];
+        let Arrival {
+            c,
+            bit,
+            bytes,
+            lossless,
+            ing,
+        } = self.arrival(in_port, &mut pkt);
         // Admission, with the egress queue empty.
-        if lossless {
-            if ing + bytes > self.params.xoff_headroom || self.buffer_bytes + bytes > self.params.buffer {
-                self.counters.headroom_drops += 1;
-                return None;
-            }
-        } else if bytes > self.params.lossy_limit || self.lossy_bytes + bytes > self.params.lossy_pool {
-            self.counters.drops += 1;
+        if !self.drop_or_mark(&mut pkt, ing, 0, lossless) {
             return None;
-        }
-        if self.params.ecn_enabled & bit != 0 && pkt.ecn != ecn::NOT_ECT && pkt.ecn != ecn::CE {
-            let p = self.params.ecn.mark_probability(0);
-            if p >= 1.0 || (p > 0.0 && unit_f64(&mut self.rng) < p) {
-                pkt.ecn = ecn::CE;
-                self.counters.ecn_marked += 1;
-            }
         }
         // In and out of the buffer: only the peaks and the departure counters change.
         let counters = &mut self.counters;
@@ -297,18 +295,27 @@ impl Switch {
         Some(pkt)
     }
 
-    /// Admission of `pkt` to egress `out`: the drop decision, the ECN mark, and the buffer, queue
-    /// peak and ingress counters as if it were queued; a PAUSE in `frames` if its ingress counter
-    /// passed XOFF. The caller queues it (or sends it at once).
-    #[inline]
-    fn admit(&mut self, in_port: u16, out: u16, pkt: &mut Packet, frames: &mut Frames) -> bool {
+    /// What admission looks at for `pkt`, which came in on `in_port`; masks its class to 0-7.
+    #[inline(always)]
+    fn arrival(&self, in_port: u16, pkt: &mut Packet) -> Arrival {
         pkt.class &= 7;
         let c = pkt.class as usize;
         let bit = 1u8 << c;
+        Arrival {
+            c,
+            bit,
+            bytes: pkt.bytes as u64,
+            lossless: self.params.lossless & bit != 0,
+            ing: self.ingress[in_port as usize].bytes[c],
+        }
+    }
+
+    /// The admission decision for `pkt` (class already masked), whose ingress counter holds `ing`
+    /// bytes and whose egress class queue holds `queued`: false, counted as a drop, if it does not
+    /// fit; else true, with the ECN mark the queue calls for.
+    #[inline(always)]
+    fn drop_or_mark(&mut self, pkt: &mut Packet, ing: u64, queued: u64, lossless: bool) -> bool {
         let bytes = pkt.bytes as u64;
-        let lossless = self.params.lossless & bit != 0;
-        let ing = self.ingress[in_port as usize].bytes[c];
-        let queued = self.egress[out as usize].queue_bytes[c];
         if lossless {
             if ing + bytes > self.params.xoff_headroom || self.buffer_bytes + bytes > self.params.buffer {
                 self.counters.headroom_drops += 1;
@@ -318,12 +325,32 @@ impl Switch {
             self.counters.drops += 1;
             return false;
         }
+        let bit = 1u8 << pkt.class;
         if self.params.ecn_enabled & bit != 0 && pkt.ecn != ecn::NOT_ECT && pkt.ecn != ecn::CE {
             let p = self.params.ecn.mark_probability(queued);
             if p >= 1.0 || (p > 0.0 && unit_f64(&mut self.rng) < p) {
                 pkt.ecn = ecn::CE;
                 self.counters.ecn_marked += 1;
             }
+        }
+        true
+    }
+
+    /// Admission of `pkt` to egress `out`: the drop decision, the ECN mark, and the buffer, queue
+    /// peak and ingress counters as if it were queued; a PAUSE in `frames` if its ingress counter
+    /// passed XOFF. The caller queues it (or sends it at once).
+    #[inline]
+    fn admit(&mut self, in_port: u16, out: u16, pkt: &mut Packet, frames: &mut Frames) -> bool {
+        let Arrival {
+            c,
+            bit,
+            bytes,
+            lossless,
+            ing,
+        } = self.arrival(in_port, pkt);
+        let queued = self.egress[out as usize].queue_bytes[c];
+        if !self.drop_or_mark(pkt, ing, queued, lossless) {
+            return false;
         }
         self.buffer_bytes += bytes;
         if !lossless {
