@@ -146,13 +146,13 @@ impl EventQueue {
 
     /// Removes and returns the earliest event strictly before `stop`, advancing `now` to its time.
     /// Registers a type of value that travels in channels (`channel.rs`).
-    pub fn add_channel_type<T: Send + Sync + 'static>(&mut self) -> ChannelKey<T> {
+    pub fn add_channel_type<T: Copy + Default + Send + Sync + 'static>(&mut self) -> ChannelKey<T> {
         self.channels.add_type()
     }
 
     /// Adds a channel of `key`'s type whose head is announced by an event of `kind` at `target`
     /// from `source`; returns its number (0, 1, ... per type).
-    pub fn add_channel<T: 'static>(
+    pub fn add_channel<T: Copy + Default + 'static>(
         &mut self,
         key: ChannelKey<T>,
         source: SourceId,
@@ -173,9 +173,12 @@ impl EventQueue {
     /// Puts `value` into channel `chan`, to come out at `at`. Times must not decrease within a
     /// channel (a link delivers in launch order).
     #[inline]
-    pub fn send<T: 'static>(&mut self, key: ChannelKey<T>, chan: u32, at: SimTime, value: T) {
+    pub fn send<T: Copy + Default + 'static>(&mut self, key: ChannelKey<T>, chan: u32, at: SimTime, value: T) {
         let c = &mut self.channels.get(key)[chan as usize];
-        debug_assert!(c.fifo.back().is_none_or(|b| b.0 <= at), "channel times went backwards");
+        debug_assert!(
+            c.fifo.back_time().is_none_or(|b| b <= at),
+            "channel times went backwards"
+        );
         c.fifo.push_back((at, value));
         if !c.pending {
             c.pending = true;
@@ -187,12 +190,12 @@ impl EventQueue {
     /// Takes the head of channel `chan`, whose event is being handled, and schedules the event
     /// of the next head if there is one.
     #[inline]
-    pub fn receive<T: 'static>(&mut self, key: ChannelKey<T>, chan: u32) -> T {
+    pub fn receive<T: Copy + Default + 'static>(&mut self, key: ChannelKey<T>, chan: u32) -> T {
         let c = &mut self.channels.get(key)[chan as usize];
         let (at, value) = c.fifo.pop_front().expect("channel event without a value");
         debug_assert_eq!(at, self.now);
-        match c.fifo.front() {
-            Some(&(next, _)) => {
+        match c.fifo.front_time() {
+            Some(next) => {
                 let (source, kind, target) = (c.source, c.kind, c.target);
                 self.schedule_inline(next, source, kind, target, 0);
             }
@@ -202,7 +205,7 @@ impl EventQueue {
     }
 
     /// Values in channel `chan` not yet received.
-    pub fn channel_len<T: 'static>(&mut self, key: ChannelKey<T>, chan: u32) -> usize {
+    pub fn channel_len<T: Copy + Default + 'static>(&mut self, key: ChannelKey<T>, chan: u32) -> usize {
         self.channels.get(key)[chan as usize].fifo.len()
     }
 
