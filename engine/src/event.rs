@@ -175,10 +175,7 @@ impl EventQueue {
     #[inline]
     pub fn send<T: Copy + Default + 'static>(&mut self, key: ChannelKey<T>, chan: u32, at: SimTime, value: T) {
         let c = &mut self.channels.get(key)[chan as usize];
-        debug_assert!(
-            c.fifo.back_time().is_none_or(|b| b <= at),
-            "channel times went backwards"
-        );
+        debug_assert!(c.fifo.back().is_none_or(|b| b.0 <= at), "channel times went backwards");
         c.fifo.push_back((at, value));
         if !c.pending {
             c.pending = true;
@@ -194,8 +191,8 @@ impl EventQueue {
         let c = &mut self.channels.get(key)[chan as usize];
         let (at, value) = c.fifo.pop_front().expect("channel event without a value");
         debug_assert_eq!(at, self.now);
-        match c.fifo.front_time() {
-            Some(next) => {
+        match c.fifo.front() {
+            Some(&(next, _)) => {
                 let (source, kind, target) = (c.source, c.kind, c.target);
                 self.schedule_inline(next, source, kind, target, 0);
             }

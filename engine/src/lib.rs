@@ -42,6 +42,7 @@ pub mod params;
 pub mod phases;
 pub mod records;
 pub mod registry;
+pub mod ring;
 pub mod rng;
 pub mod row;
 pub mod run;

@@ -181,7 +181,7 @@ impl Parts<'_> {
     fn arm_resume(&mut self, q: &mut EventQueue, ctx: &Ctx, c: usize) {
         let mut used = self.nic.ingress_used[c];
         let mut at = q.now();
-        for &(done, bytes) in &self.nic.writes[c] {
+        for &(done, bytes) in self.nic.writes[c].iter() {
             if used <= self.nic.xon[c] {
                 break;
             }

@@ -6,6 +6,7 @@
 use crate::config::RoceNicConfig;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
+use engine::ring::Ring;
 use models::nic::{QpRole, WqeTimes};
 use models::packet::Packet;
 use std::collections::VecDeque;
@@ -33,7 +34,7 @@ pub struct Active {
     /// Packets whose payload fetch has been issued.
     pub fetched: u32,
     /// When each fetched, unsent packet's payload is at the NIC, in order.
-    pub ready: VecDeque<SimTime>,
+    pub ready: Ring<SimTime>,
     /// Highest PSN acknowledged, plus one (first_psn when nothing is).
     pub acked_upto: u32,
     pub times: WqeTimes,
@@ -137,11 +138,11 @@ pub struct RoceNic {
     pub ctrl: VecDeque<Packet>,
     /// Queue pairs of each class with something to send, served round-robin per packet. Changed
     /// only through `rr_push` and `rr_pop`, which keep `rr_mask`.
-    pub(crate) rr: [VecDeque<u32>; 8],
+    pub(crate) rr: [Ring<u32>; 8],
     /// Bit c: `rr[c]` is not empty (the scheduler visits only those classes).
     pub(crate) rr_mask: u8,
     /// Queue pairs of each class waiting for room in the transmit pool.
-    pub fetch_waiters: [VecDeque<u32>; 8],
+    pub fetch_waiters: [Ring<u32>; 8],
     /// Classes the switch has paused on our port.
     pub paused: [bool; 8],
     pub egress_cap: [u64; 8],
@@ -151,7 +152,7 @@ pub struct RoceNic {
     pub xoff: [u64; 8],
     pub xon: [u64; 8],
     /// Payload writes to host memory in flight per class: (done at, bytes held).
-    pub writes: [VecDeque<(SimTime, u64)>; 8],
+    pub writes: [Ring<(SimTime, u64)>; 8],
     pub upstream_paused: [bool; 8],
     /// Earliest pending transmit wake-up (`SimTime::MAX`: none).
     pub tx_timer: SimTime,
