@@ -2,8 +2,6 @@
 //! by `SOURCE_DATE_EPOCH` so that two runs can be compared byte for byte. Models never read this:
 //! only record writers do.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 #[derive(Clone, Debug)]
 pub struct WallClock {
     fixed: Option<String>,
@@ -39,14 +37,6 @@ impl WallClock {
 
     pub fn is_fixed(&self) -> bool {
         self.fixed.is_some()
-    }
-
-    pub fn now_rfc3339(&self) -> String {
-        if let Some(f) = &self.fixed {
-            return f.clone();
-        }
-        let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        rfc3339(d.as_secs() as i64, d.subsec_millis())
     }
 }
 
@@ -86,6 +76,6 @@ mod tests {
         assert_eq!(rfc3339(0, 0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(951_782_400, 0), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(1_796_207_306, 5), "2026-12-02T10:28:26.005Z");
-        assert_eq!(WallClock::fixed_at(86_399).now_rfc3339(), "1970-01-01T23:59:59Z");
+        assert_eq!(WallClock::fixed_at(86_399).fixed(), Some("1970-01-01T23:59:59Z"));
     }
 }

@@ -144,7 +144,6 @@ impl EventQueue {
         }
     }
 
-    /// Removes and returns the earliest event strictly before `stop`, advancing `now` to its time.
     /// Registers a type of value that travels in channels (`channel.rs`).
     pub fn add_channel_type<T: Copy + Default + Send + Sync + 'static>(&mut self) -> ChannelKey<T> {
         self.channels.add_type()
@@ -206,6 +205,7 @@ impl EventQueue {
         self.channels.get(key)[chan as usize].fifo.len()
     }
 
+    /// Removes and returns the earliest event strictly before `stop`, advancing `now` to its time.
     #[inline]
     pub fn pop_before(&mut self, stop: SimTime) -> Option<SimEvent> {
         if self.root_taken {

@@ -223,16 +223,6 @@ where
     n
 }
 
-/// Seconds with nine decimals (nanosecond resolution) for CSV time columns.
-pub fn secs_column(t: crate::SimTime) -> String {
-    let ps = t.0;
-    format!(
-        "{}.{:012}",
-        ps / crate::SimTime::PS_PER_SEC,
-        ps % crate::SimTime::PS_PER_SEC
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,10 +272,5 @@ mod tests {
         r.write(id, ["1", "2"]);
         assert_eq!(r.memory("beacon").unwrap(), "a,b\n1,2\n");
         assert!(r.error().unwrap().contains("beacon"), "{:?}", r.error());
-    }
-
-    #[test]
-    fn time_column_is_exact() {
-        assert_eq!(secs_column(crate::SimTime(5_071_920)), "0.000005071920");
     }
 }

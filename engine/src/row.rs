@@ -47,7 +47,7 @@ impl RowBuf {
         self.end_field()
     }
 
-    /// Seconds with picosecond digits (`crate::records::secs_column`).
+    /// Seconds with picosecond digits (12 decimals: `0.000005071920` is 5,071,920 ps).
     pub fn secs(&mut self, t: SimTime) -> &mut Self {
         self.fixed(t.0 / SimTime::PS_PER_SEC, t.0 % SimTime::PS_PER_SEC, 12)
     }
@@ -116,7 +116,6 @@ impl RowBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::secs_column;
 
     #[test]
     fn numbers_match_the_formatted_columns() {
@@ -135,7 +134,10 @@ mod tests {
             r.clear();
             r.secs(SimTime(ps)).usec(SimTime(ps)).u64(ps);
             let got: Vec<String> = r.fields().map(|f| String::from_utf8(f.to_vec()).unwrap()).collect();
-            assert_eq!(got[0], secs_column(SimTime(ps)));
+            assert_eq!(
+                got[0],
+                format!("{}.{:012}", ps / 1_000_000_000_000, ps % 1_000_000_000_000)
+            );
             assert_eq!(got[1], format!("{}.{:06}", ps / 1_000_000, ps % 1_000_000));
             assert_eq!(got[2], ps.to_string());
         }
@@ -166,9 +168,11 @@ mod tests {
     #[test]
     fn microseconds_are_exact_picoseconds() {
         let mut r = RowBuf::default();
-        r.usec(SimTime(5_071_920)).usec(SimTime(14_000_000_001));
+        r.usec(SimTime(5_071_920))
+            .usec(SimTime(14_000_000_001))
+            .secs(SimTime(5_071_920));
         let got: Vec<&[u8]> = r.fields().collect();
-        assert_eq!(got, vec![&b"5.071920"[..], b"14000.000001"]);
+        assert_eq!(got, vec![&b"5.071920"[..], b"14000.000001", b"0.000005071920"]);
     }
 
     #[test]

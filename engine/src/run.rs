@@ -10,7 +10,7 @@ use crate::app::App;
 use crate::beacon::BeaconColumns;
 use crate::event::EventQueue;
 use crate::phases::{BeaconTick, Build, Finish, Start};
-use crate::records::{RecordId, Records, secs_column};
+use crate::records::{RecordId, Records};
 use crate::time::SimTime;
 use bevy_ecs::prelude::Resource;
 
@@ -132,10 +132,14 @@ impl App {
             .map(|r| r.job_id.clone())
             .unwrap_or_default();
         let mut records = self.world.resource_mut::<Records>();
-        let mut row = vec![job, records.clock.now_rfc3339(), secs_column(t)];
-        row.extend(values.iter().map(u64::to_string));
-        row.push(events.to_string());
-        records.write(id, &row);
+        // The same row builder as every other record, so a column type is formatted one way.
+        records.write_built(id, |r, clock| {
+            r.str(&job).time_utc(clock).secs(t);
+            for &v in &values {
+                r.u64(v);
+            }
+            r.u64(events);
+        });
         records.flush();
     }
 }

@@ -203,3 +203,59 @@ fn cut_through_is_enqueue_then_dequeue() {
     assert!(fast.counters.drops > 0 && fast.counters.headroom_drops > 0 && fast.counters.pfc_pause_sent > 0);
     assert_eq!((fast.buffer_bytes(), slow.buffer_bytes()), (0, 0));
 }
+
+#[test]
+fn cut_through_only_when_the_queue_would_hand_this_packet_straight_back() {
+    // The gate of `forward`: a free serializer, nothing queued or pending on the port, the class
+    // not paused, strict priority. Each condition broken on its own closes it; a packet let
+    // through past a queued one would overtake it.
+    use engine::event::EventQueue;
+    use engine::units::Rate;
+    let wired = |config: &SwitchConfig| {
+        let mut q = EventQueue::new();
+        let key = q.add_channel_type::<Packet>();
+        let wires = (0..3)
+            .map(|id| {
+                let to = (id + 1, 0);
+                LinkDirection::new(
+                    &mut q,
+                    id,
+                    (10, id as u16),
+                    to,
+                    Rate::gbps(400),
+                    SimTime(1_000),
+                    engine::event::EventKind(0),
+                    key,
+                )
+            })
+            .collect();
+        (Switch::new(10, "s".into(), 3, config, 1).with_wires(wires), q)
+    };
+    let now = SimTime(5_000);
+    let (mut s, mut q) = wired(&cfg());
+    assert!(s.can_cut_through(now, 2, 1), "idle, empty, unpaused");
+    let mut f = Frames::default();
+    assert!(s.enqueue(0, 2, pkt(3, 1000), &mut f));
+    assert!(
+        !s.can_cut_through(now, 2, 1),
+        "a packet is queued on the port (another class)"
+    );
+    assert!(s.can_cut_through(now, 1, 1), "other ports are not affected");
+    *s.tx_pending(1) = true;
+    assert!(!s.can_cut_through(now, 1, 1), "a send is pending on the port");
+    s.on_pfc(0, 4, true);
+    assert!(!s.can_cut_through(now, 0, 4), "the class is paused downstream");
+    assert!(s.can_cut_through(now, 0, 5), "another class is not");
+    let end = s.wire_mut(0).launch(&mut q, now, pkt(5, 1000));
+    assert!(!s.can_cut_through(now, 0, 5), "the serializer is busy");
+    assert!(s.can_cut_through(end, 0, 5), "and free again when the frame is out");
+    let dwrr = SwitchConfig {
+        Scheduler: crate::fabric::switch_config::Scheduler::Dwrr { weights: [1; 8] },
+        ..cfg()
+    };
+    let (s, _q) = wired(&dwrr);
+    assert!(
+        !s.can_cut_through(now, 2, 1),
+        "DWRR keeps its round state: always queue"
+    );
+}
