@@ -85,8 +85,9 @@ impl SwitchLogic {
     }
 }
 
-/// The switch entity's component: the one entity access of a hop (`World::get_mut`, about 90
-/// instructions; a cached `QueryState` measured about 40 more). Inlined into both handlers.
+/// The switch entity's component: the one entity access of a hop. `World::get_mut` on the sparse
+/// set `Switch` is stored in costs about 32 instructions, of which about 20 find the component
+/// id from the type; a cached `QueryState` measured about 40 more. Inlined into both handlers.
 #[inline(always)]
 fn switch_mut<'w>(world: &'w mut World, fabric: &FabricIndex, node: u32) -> Mut<'w, Switch> {
     match world.get_mut::<Switch>(fabric.nodes[node as usize]) {

@@ -94,7 +94,13 @@ struct Arrival {
 }
 
 /// A switch node, an entity. Only the switch's own handlers change it.
+///
+/// Stored in a sparse set rather than a table: every hop looks one switch up by entity, and the
+/// sparse set goes from the entity's index straight to the component where a table goes through
+/// the entity's archetype, table and column (callgrind: about 38 fewer instructions per lookup,
+/// 2.9% of a run). Nothing iterates switches on the hot path, where tables would be faster.
 #[derive(Component, Debug)]
+#[component(storage = "SparseSet")]
 pub struct Switch {
     pub node: u32,
     pub name: String,
