@@ -27,11 +27,23 @@ where
     }
 }
 
-/// The dispatch table: one handler per event kind, and each kind's name for messages.
+/// The dispatch table: one handler per event kind, and each kind's name for messages. A kind
+/// nobody handles holds `Unhandled`, so the loop calls whatever the table holds without first
+/// checking that something is there.
 #[derive(Default)]
 pub struct Handlers {
     names: Vec<&'static str>,
-    table: Vec<Option<Box<dyn Handler>>>,
+    table: Vec<Box<dyn Handler>>,
+    handled: Vec<bool>,
+}
+
+/// The handler of a kind that has none: reaching it is a plugin bug.
+struct Unhandled(&'static str);
+
+impl Handler for Unhandled {
+    fn handle(&mut self, _: &mut World, _: &mut EventQueue, ev: SimEvent) {
+        panic!("no handler for event kind {} ({})", ev.kind.0, self.0)
+    }
 }
 
 impl Handlers {
@@ -39,7 +51,8 @@ impl Handlers {
         let id = self.names.len();
         assert!(id < u16::MAX as usize, "too many event kinds");
         self.names.push(name);
-        self.table.push(None);
+        self.table.push(Box::new(Unhandled(name)));
+        self.handled.push(false);
         EventKind(id as u16)
     }
 
@@ -49,13 +62,10 @@ impl Handlers {
 
     /// Sets the handler of `kind`. A kind has one handler: a second registration is a plugin bug.
     pub fn set(&mut self, kind: EventKind, handler: Box<dyn Handler>) {
-        let slot = &mut self.table[kind.0 as usize];
-        assert!(
-            slot.is_none(),
-            "event kind `{}` already has a handler",
-            self.names[kind.0 as usize]
-        );
-        *slot = Some(handler);
+        let k = kind.0 as usize;
+        assert!(!self.handled[k], "event kind `{}` already has a handler", self.names[k]);
+        self.table[k] = handler;
+        self.handled[k] = true;
     }
 
     pub fn kinds(&self) -> usize {
@@ -66,8 +76,8 @@ impl Handlers {
     pub fn unhandled(&self) -> Vec<&'static str> {
         self.names
             .iter()
-            .zip(&self.table)
-            .filter(|(_, h)| h.is_none())
+            .zip(&self.handled)
+            .filter(|(_, h)| !**h)
             .map(|(n, _)| *n)
             .collect()
     }
@@ -78,10 +88,55 @@ impl Handlers {
         let start = queue.processed();
         while let Some(ev) = queue.pop_before(stop) {
             match self.table.get_mut(ev.kind.0 as usize) {
-                Some(Some(h)) => h.handle(world, queue, ev),
-                _ => panic!("no handler for event kind {} ({})", ev.kind.0, self.kind_name(ev.kind)),
+                Some(h) => h.handle(world, queue, ev),
+                None => panic!("no event kind {}", ev.kind.0),
             }
         }
         queue.processed() - start
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::SourceId;
+
+    fn counted(handlers: &mut Handlers, count: &std::sync::Arc<std::sync::atomic::AtomicU32>) -> EventKind {
+        let kind = handlers.add_kind("counted");
+        let count = count.clone();
+        handlers.set(
+            kind,
+            Box::new(move |_: &mut World, _: &mut EventQueue, _: SimEvent| {
+                count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }),
+        );
+        kind
+    }
+
+    #[test]
+    fn each_event_reaches_its_kinds_handler_and_only_unset_kinds_are_unhandled() {
+        let mut handlers = Handlers::default();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let kind = counted(&mut handlers, &count);
+        handlers.add_kind("forgotten");
+        assert_eq!(handlers.unhandled(), vec!["forgotten"]);
+        let (mut world, mut queue) = (World::new(), EventQueue::new());
+        for t in 1..=3 {
+            queue.schedule(SimTime(t), SourceId::ENGINE, kind, 0, 0);
+        }
+        assert_eq!(handlers.run(&mut world, &mut queue, SimTime::MAX), 3);
+        assert_eq!(count.load(std::sync::atomic::Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "no handler for event kind 1 (forgotten)")]
+    fn an_event_of_a_kind_without_a_handler_names_the_kind() {
+        let mut handlers = Handlers::default();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        counted(&mut handlers, &count);
+        let forgotten = handlers.add_kind("forgotten");
+        let (mut world, mut queue) = (World::new(), EventQueue::new());
+        queue.schedule(SimTime(1), SourceId::ENGINE, forgotten, 0, 0);
+        handlers.run(&mut world, &mut queue, SimTime::MAX);
     }
 }

@@ -83,7 +83,7 @@ impl LinkDirection {
         let begin = start.max(self.busy_until);
         let ser = match self.ps_per_byte {
             Some(p) => SimTime(pkt.bytes as u64 * p),
-            None => self.rate.serialization_time(pkt.bytes as u64),
+            None => slow_serialization(self.rate, pkt.bytes),
         };
         let end = begin + ser;
         self.busy_until = end;
@@ -93,6 +93,14 @@ impl LinkDirection {
         q.send(self.channel, self.id, end + self.delay, pkt);
         end
     }
+}
+
+/// A rate that is not a whole number of picoseconds per byte: a division, out of line so that
+/// `launch`, inlined into every sender, stays small.
+#[cold]
+#[inline(never)]
+fn slow_serialization(rate: Rate, bytes: u32) -> SimTime {
+    rate.serialization_time(bytes as u64)
 }
 
 #[cfg(test)]
