@@ -95,8 +95,8 @@ impl LinkDirection {
     }
 }
 
-/// A rate that is not a whole number of picoseconds per byte: a division, out of line so that
-/// `launch`, inlined into every sender, stays small.
+/// A rate that is not a whole number of picoseconds per byte: a division, kept out of `launch`
+/// (which runs for every packet at every hop) so that its common path stays small.
 #[cold]
 #[inline(never)]
 fn slow_serialization(rate: Rate, bytes: u32) -> SimTime {
