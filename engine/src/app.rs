@@ -146,6 +146,13 @@ impl App {
         self
     }
 
+    /// Sets one handler for several kinds, for a model whose kinds share state (the fabric's
+    /// switches): the handler tells them apart by `SimEvent::kind`.
+    pub fn set_handler_for(&mut self, kinds: &[EventKind], handler: impl Handler) -> &mut Self {
+        self.handlers.set_for(kinds, Box::new(handler));
+        self
+    }
+
     /// Declares a kind and its handler at once.
     pub fn add_handler(&mut self, name: &'static str, handler: impl Handler) -> EventKind {
         let kind = self.add_event_kind(name);

@@ -11,10 +11,17 @@ use crate::event::{EventKind, EventQueue, SimEvent};
 use crate::time::SimTime;
 use bevy_ecs::world::World;
 
-/// Handles one kind of event. Implemented for any `FnMut(&mut World, &mut EventQueue, SimEvent)`;
-/// a struct implementing it can hold `QueryState`s built once at startup.
+/// Handles events of one kind (or of several: `App::set_handler_for`). Implemented for any
+/// `FnMut(&mut World, &mut EventQueue, SimEvent)`; a struct implementing it can hold
+/// `QueryState`s built once at startup.
 pub trait Handler: Send + 'static {
     fn handle(&mut self, world: &mut World, queue: &mut EventQueue, event: SimEvent);
+
+    /// The loop stopped (a beacon tick, the end of the run): the world is about to be read by
+    /// others (beacon columns, the `Finish` phase, tests). A handler that keeps components out
+    /// of the world while events run, to reach them without a lookup per event, puts them back
+    /// here; it takes them again at its next event.
+    fn pause(&mut self, _world: &mut World) {}
 }
 
 impl<F> Handler for F
@@ -27,12 +34,14 @@ where
     }
 }
 
-/// The dispatch table: one handler per event kind, and each kind's name for messages. A kind
+/// The dispatch table: each event kind's handler, and each kind's name for messages. A kind
 /// nobody handles holds `Unhandled`, so the loop calls whatever the table holds without first
-/// checking that something is there.
+/// checking that something is there. One handler may serve several kinds (it keeps their state
+/// together): kinds index `slot`, which indexes `table`.
 #[derive(Default)]
 pub struct Handlers {
     names: Vec<&'static str>,
+    slot: Vec<u16>,
     table: Vec<Box<dyn Handler>>,
     handled: Vec<bool>,
 }
@@ -51,21 +60,29 @@ impl Handlers {
         let id = self.names.len();
         assert!(id < u16::MAX as usize, "too many event kinds");
         self.names.push(name);
+        self.slot.push(self.table.len() as u16);
         self.table.push(Box::new(Unhandled(name)));
         self.handled.push(false);
         EventKind(id as u16)
     }
 
-    pub fn kind_name(&self, kind: EventKind) -> &'static str {
-        self.names.get(kind.0 as usize).copied().unwrap_or("<unknown>")
-    }
-
     /// Sets the handler of `kind`. A kind has one handler: a second registration is a plugin bug.
     pub fn set(&mut self, kind: EventKind, handler: Box<dyn Handler>) {
-        let k = kind.0 as usize;
-        assert!(!self.handled[k], "event kind `{}` already has a handler", self.names[k]);
-        self.table[k] = handler;
-        self.handled[k] = true;
+        self.set_for(&[kind], handler);
+    }
+
+    /// Sets one handler for all of `kinds`; it tells them apart by `SimEvent::kind`.
+    pub fn set_for(&mut self, kinds: &[EventKind], handler: Box<dyn Handler>) {
+        let at = self.table.len();
+        assert!(at < u16::MAX as usize, "too many handlers");
+        for &kind in kinds {
+            let k = kind.0 as usize;
+            assert!(!self.handled[k], "event kind `{}` already has a handler", self.names[k]);
+            self.handled[k] = true;
+            // The kind's `Unhandled` stays in the table, unreachable: tables are small.
+            self.slot[k] = at as u16;
+        }
+        self.table.push(handler);
     }
 
     pub fn kinds(&self) -> usize {
@@ -82,15 +99,18 @@ impl Handlers {
             .collect()
     }
 
-    /// Handles every event before `stop` in key order. Returns the number handled. `on_each`
-    /// runs between events (a progress bar's hook); it must be cheap.
+    /// Handles every event before `stop` in key order, then lets every handler `pause`. Returns
+    /// the number handled.
     pub fn run(&mut self, world: &mut World, queue: &mut EventQueue, stop: SimTime) -> u64 {
         let start = queue.processed();
         while let Some(ev) = queue.pop_before(stop) {
-            match self.table.get_mut(ev.kind.0 as usize) {
-                Some(h) => h.handle(world, queue, ev),
+            match self.slot.get(ev.kind.0 as usize) {
+                Some(&h) => self.table[h as usize].handle(world, queue, ev),
                 None => panic!("no event kind {}", ev.kind.0),
             }
+        }
+        for h in &mut self.table {
+            h.pause(world);
         }
         queue.processed() - start
     }
@@ -126,6 +146,46 @@ mod tests {
         }
         assert_eq!(handlers.run(&mut world, &mut queue, SimTime::MAX), 3);
         assert_eq!(count.load(std::sync::atomic::Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    fn one_handler_serves_several_kinds_and_pauses_when_the_loop_stops() {
+        // A handler that counts events per kind and how often it was paused.
+        struct Shared(std::sync::Arc<std::sync::Mutex<(Vec<u16>, u32)>>);
+        impl Handler for Shared {
+            fn handle(&mut self, _: &mut World, _: &mut EventQueue, ev: SimEvent) {
+                self.0.lock().unwrap().0.push(ev.kind.0);
+            }
+            fn pause(&mut self, _: &mut World) {
+                self.0.lock().unwrap().1 += 1;
+            }
+        }
+        let log = std::sync::Arc::new(std::sync::Mutex::new((Vec::new(), 0)));
+        let mut handlers = Handlers::default();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let other = counted(&mut handlers, &count);
+        let (a, b) = (handlers.add_kind("a"), handlers.add_kind("b"));
+        handlers.set_for(&[a, b], Box::new(Shared(log.clone())));
+        assert!(handlers.unhandled().is_empty());
+        let (mut world, mut queue) = (World::new(), EventQueue::new());
+        for (t, k) in [(1, a), (2, other), (3, b), (4, a), (5, b)] {
+            queue.schedule(SimTime(t), SourceId::ENGINE, k, 0, 0);
+        }
+        assert_eq!(handlers.run(&mut world, &mut queue, SimTime(4)), 3);
+        assert_eq!(*log.lock().unwrap(), (vec![a.0, b.0], 1), "paused once, at the stop");
+        assert_eq!(handlers.run(&mut world, &mut queue, SimTime::MAX), 2);
+        assert_eq!(*log.lock().unwrap(), (vec![a.0, b.0, a.0, b.0], 2));
+        assert_eq!(count.load(std::sync::atomic::Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "event kind `a` already has a handler")]
+    fn a_kind_cannot_get_a_second_handler_through_a_shared_one() {
+        let mut handlers = Handlers::default();
+        let a = handlers.add_kind("a");
+        let b = handlers.add_kind("b");
+        handlers.set(a, Box::new(|_: &mut World, _: &mut EventQueue, _: SimEvent| {}));
+        handlers.set_for(&[b, a], Box::new(|_: &mut World, _: &mut EventQueue, _: SimEvent| {}));
     }
 
     #[test]

@@ -5,7 +5,16 @@
 //! packet's last bit reaches the far end (plus the receiving switch's forwarding latency). The
 //! handler hands the packet to the switch model or, at a host, to the NIC plugin's
 //! `PortReceiver`. Switch egress ports schedule `fabric.switch_tx` when their serializer frees
-//! and more is queued. Each link direction is one event source.
+//! and more is queued; `fabric.send_pfc` makes a switch send a PFC frame (tests, fault
+//! injection). Each link direction is one event source.
+//!
+//! One handler serves the three kinds, and holds the `Switch` components while events run: it
+//! takes them out of the world at its first event after a pause and puts them back when the loop
+//! stops (every beacon tick and the end of the run, `Handler::pause`). A hop then reaches its
+//! switch by index instead of by a `World::get_mut`, whose lookup of the component's id from its
+//! type and of the entity's storage cost about 65 instructions a hop (6% of a run). Between
+//! segments, where beacons, the `Finish` phase and tests look, the switches are in the world;
+//! while events run, other handlers must not look for them (they ask the fabric by event).
 
 pub mod link;
 pub mod switch;
@@ -52,6 +61,8 @@ pub struct HostReceiver(pub Option<Box<dyn PortReceiver>>);
 pub struct FabricKinds {
     pub arrive: EventKind,
     pub switch_tx: EventKind,
+    /// Targeted at a switch's node id, with `switch::send_pfc_data` as data.
+    pub send_pfc: EventKind,
     /// The channels packets propagate in, one per link direction (numbered by its id).
     pub packet: ChannelKey<Packet>,
 }
@@ -101,13 +112,16 @@ impl Plugin for FabricPlugin {
         let kinds = FabricKinds {
             arrive: app.add_event_kind("fabric.arrive"),
             switch_tx: app.add_event_kind("fabric.switch_tx"),
+            send_pfc: app.add_event_kind("fabric.send_pfc"),
             packet: app.queue().add_channel_type::<Packet>(),
         };
         app.insert_resource(PendingKinds(kinds));
         app.insert_resource(HostReceiver::default());
         app.add_systems(Build, build_fabric.in_set(BuildSet::Fabric));
-        app.set_handler(kinds.arrive, ArriveHandler::default());
-        app.set_handler(kinds.switch_tx, SwitchTxHandler::default());
+        app.set_handler_for(
+            &[kinds.arrive, kinds.switch_tx, kinds.send_pfc],
+            FabricHandler::default(),
+        );
         switch::register_beacon_columns(app);
     }
 }
@@ -216,19 +230,21 @@ pub fn build_fabric(world: &mut World) {
     })));
 }
 
-/// `fabric.arrive`: a packet reached the far end of a link direction.
+/// The fabric's events: `fabric.arrive`, `fabric.switch_tx` and `fabric.send_pfc`.
 #[derive(Default)]
-struct ArriveHandler {
-    state: Option<ArriveState>,
+struct FabricHandler {
+    state: Option<FabricState>,
 }
 
-struct ArriveState {
+struct FabricState {
     fabric: Arc<FabricIndex>,
-    switch: switch::SwitchLogic,
     receiver: Box<dyn PortReceiver>,
+    /// Switch `num_hosts + i` is `switches[i]` while `held`; else its entity has it.
+    switches: Vec<switch::Switch>,
+    held: bool,
 }
 
-impl ArriveState {
+impl FabricState {
     fn new(world: &mut World) -> Self {
         let fabric = world.resource::<Fabric>().0.clone();
         let receiver = world
@@ -236,41 +252,69 @@ impl ArriveState {
             .0
             .take()
             .expect("no NIC plugin left a HostReceiver: add a NIC plugin");
-        ArriveState {
-            switch: switch::SwitchLogic::new(fabric.clone()),
+        FabricState {
             fabric,
             receiver,
+            switches: Vec::new(),
+            held: false,
         }
+    }
+
+    /// Takes every switch out of the world (the first event after a pause).
+    #[cold]
+    fn take_switches(&mut self, world: &mut World) {
+        let num_hosts = self.fabric.topology.num_hosts;
+        for &e in &self.fabric.nodes[num_hosts..] {
+            let sw = world.entity_mut(e).take::<switch::Switch>();
+            self.switches.push(sw.expect("a switch node's entity has its Switch"));
+        }
+        self.held = true;
     }
 }
 
-impl Handler for ArriveHandler {
+impl Handler for FabricHandler {
     #[inline]
     fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
-        let st = self.state.get_or_insert_with(|| ArriveState::new(world));
-        // The packet waits in the direction's channel: no lookup of the direction's entity.
-        let pkt = q.receive(st.fabric.kinds.packet, ev.target);
-        let (to_node, to_port) = st.fabric.dir_to[ev.target as usize];
-        if (to_node as usize) < st.fabric.topology.num_hosts {
-            st.receiver.receive(world, q, to_node, pkt);
+        let st = self.state.get_or_insert_with(|| FabricState::new(world));
+        if !st.held {
+            st.take_switches(world);
+        }
+        let fabric = &*st.fabric;
+        let num_hosts = fabric.topology.num_hosts;
+        if ev.kind == fabric.kinds.arrive {
+            // The packet waits in the direction's channel: no lookup of the direction's entity.
+            let pkt = q.receive(fabric.kinds.packet, ev.target);
+            let (to_node, to_port) = fabric.dir_to[ev.target as usize];
+            match st.switches.get_mut((to_node as usize).wrapping_sub(num_hosts)) {
+                Some(sw) => switch::receive(fabric, sw, q, to_port, pkt),
+                None => st.receiver.receive(world, q, to_node, pkt),
+            }
+            return;
+        }
+        // A switch's own event: `switch_tx` (data packs the node) or `send_pfc` (targets it).
+        let node = if ev.kind == fabric.kinds.switch_tx {
+            (ev.data >> 16) as usize
         } else {
-            st.switch.receive(world, q, to_node, to_port, pkt);
+            ev.target as usize
+        };
+        let Some(sw) = st.switches.get_mut(node.wrapping_sub(num_hosts)) else {
+            panic!("{:?} event for node {node}, which is not a switch", ev.kind);
+        };
+        if ev.kind == fabric.kinds.switch_tx {
+            switch::on_tx(fabric, sw, q, ev.data);
+        } else {
+            switch::on_send_pfc(fabric, sw, q, ev.data);
         }
     }
-}
 
-/// `fabric.switch_tx`: a switch egress serializer is free and may have more to send.
-#[derive(Default)]
-struct SwitchTxHandler {
-    state: Option<switch::SwitchLogic>,
-}
-
-impl Handler for SwitchTxHandler {
-    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
-        let st = self.state.get_or_insert_with(|| {
-            let fabric = world.resource::<Fabric>().0.clone();
-            switch::SwitchLogic::new(fabric)
-        });
-        st.on_tx(world, q, ev.target, ev.data);
+    fn pause(&mut self, world: &mut World) {
+        let Some(st) = self.state.as_mut().filter(|st| st.held) else {
+            return;
+        };
+        let num_hosts = st.fabric.topology.num_hosts;
+        for (sw, &e) in st.switches.drain(..).zip(&st.fabric.nodes[num_hosts..]) {
+            world.entity_mut(e).insert(sw);
+        }
+        st.held = false;
     }
 }

@@ -12,7 +12,7 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
 use models::fabric::link::LinkDirection;
-use models::fabric::switch::Switch;
+use models::fabric::switch::send_pfc_data;
 use models::fabric::{Fabric, FabricConfig, FabricPlugin, SwitchConfig};
 use models::nic::*;
 use models::packet::{Packet, PacketKind};
@@ -85,22 +85,12 @@ impl Plugin for TinyApp {
             q.schedule(ev.time, source, contract.post_wqe, initiator, e.to_bits());
         });
         app.set_handler(pfc, |w: &mut World, q: &mut EventQueue, ev: SimEvent| {
-            // Straight onto the switch's link direction towards the host, as the switch would.
+            // The switch sends the frame down its port towards the host, as its PFC logic would;
+            // the fabric holds the switch while events run, so ask it by event.
             let fabric = w.resource::<Fabric>().0.clone();
-            let host = ev.target;
-            let port = fabric.topology.port(host, 0);
-            let switch = fabric.nodes[port.peer_node as usize];
-            let pkt = Packet {
-                kind: PacketKind::Pfc,
-                class: 0,
-                aux: ev.data as u32,
-                bytes: PFC_FRAME_BYTES as u32,
-                src: port.peer_node,
-                dst: host,
-                ..Default::default()
-            };
-            let mut sw = w.get_mut::<Switch>(switch).unwrap();
-            sw.wire_mut(port.peer_port).launch(q, ev.time, pkt);
+            let port = fabric.topology.port(ev.target, 0);
+            let data = send_pfc_data(port.peer_port, 0, ev.data != 0);
+            q.schedule(ev.time, SourceId::ENGINE, fabric.kinds.send_pfc, port.peer_node, data);
         });
         app.add_systems(Build, build_connections.in_set(BuildSet::Applications));
         app.add_systems(Start, start);

@@ -1,23 +1,16 @@
 //! The glue between the fabric's events and the switch model: route and admit an arriving packet,
 //! start an egress serializer, send the PFC frames the model decided on, and the beacon columns.
 //!
-//! `SwitchLogic` holds only the fabric index: the arrive handler and the `fabric.switch_tx`
-//! handler each own one, and all model state lives in the `Switch` component (its queues and the
-//! link directions it sends on). A switch egress port has at most one pending `fabric.switch_tx`,
+//! The fabric's handler holds the switches while events run (`fabric::FabricHandler`) and calls
+//! these with the one it needs. A switch egress port has at most one pending `fabric.switch_tx`,
 //! at the time its serializer frees, and only while it has a packet it may send.
 
 use super::{Frames, Switch};
 use crate::fabric::FabricIndex;
 use crate::packet::{Packet, PacketKind};
 use crate::topology::ecmp_choice;
-use bevy_ecs::prelude::*;
+use bevy_ecs::world::World;
 use engine::prelude::*;
-use std::sync::Arc;
-
-/// Runs switches from the fabric's events. Holds no model state.
-pub struct SwitchLogic {
-    fabric: Arc<FabricIndex>,
-}
 
 /// `fabric.switch_tx` data: the switch's node id and the egress port.
 #[inline]
@@ -25,83 +18,76 @@ fn tx_data(node: u32, port: u16) -> u64 {
     (node as u64) << 16 | port as u64
 }
 
-impl SwitchLogic {
-    pub fn new(fabric: Arc<FabricIndex>) -> Self {
-        SwitchLogic { fabric }
-    }
-
-    /// A packet reached switch `node` on `in_port` (after the forwarding latency).
-    pub fn receive(&mut self, world: &mut World, q: &mut EventQueue, node: u32, in_port: u16, pkt: Packet) {
-        let now = q.now();
-        let fabric = &*self.fabric;
-        let mut frames = Frames::default();
-        // One entity per hop: the switch holds its queues and the serializers they feed.
-        let mut sw = switch_mut(world, fabric, node);
-        let sw = &mut *sw;
-        if pkt.kind == PacketKind::Pfc {
-            // The frame pauses or resumes the egress of the port it came in on.
-            sw.on_pfc(in_port, pkt.class, pkt.aux != 0);
-            if pkt.aux == 0 {
-                kick(fabric, sw, q, in_port, &mut frames);
-            }
-        } else {
-            let hops = fabric.routes.next_hops(node, pkt.dst);
-            let out = match hops.len() {
-                0 => {
-                    sw.drop_unroutable();
-                    return;
-                }
-                1 => hops[0],
-                n => hops[ecmp_choice(fabric.salts[node as usize], pkt.flow, n)],
-            };
-            if sw.can_cut_through(now, out, pkt.class) {
-                // The port is free and nothing waits: admitted and sent in one step.
-                if let Some(pkt) = sw.forward(in_port, out, pkt, &mut frames) {
-                    sw.wire_mut(out).launch(q, now, pkt);
-                }
-            } else if sw.enqueue(in_port, out, pkt, &mut frames) {
-                kick(fabric, sw, q, out, &mut frames);
-            }
+/// A packet reached switch `sw` on `in_port` (after the forwarding latency).
+#[inline]
+pub fn receive(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_port: u16, pkt: Packet) {
+    let now = q.now();
+    let node = sw.node;
+    let mut frames = Frames::default();
+    if pkt.kind == PacketKind::Pfc {
+        // The frame pauses or resumes the egress of the port it came in on.
+        sw.on_pfc(in_port, pkt.class, pkt.aux != 0);
+        if pkt.aux == 0 {
+            kick(fabric, sw, q, in_port, &mut frames);
         }
-        if !frames.is_empty() {
-            launch_frames(fabric, sw, q, node, &frames);
+    } else {
+        let hops = fabric.routes.next_hops(node, pkt.dst);
+        let out = match hops.len() {
+            0 => {
+                sw.drop_unroutable();
+                return;
+            }
+            1 => hops[0],
+            n => hops[ecmp_choice(fabric.salts[node as usize], pkt.flow, n)],
+        };
+        if sw.can_cut_through(now, out, pkt.class) {
+            // The port is free and nothing waits: admitted and sent in one step.
+            if let Some(pkt) = sw.forward(in_port, out, pkt, &mut frames) {
+                sw.wire_mut(out).launch(q, now, pkt);
+            }
+        } else if sw.enqueue(in_port, out, pkt, &mut frames) {
+            kick(fabric, sw, q, out, &mut frames);
         }
     }
-
-    /// `fabric.switch_tx` at direction `dir`: its serializer is free (unless a PFC frame took it
-    /// meanwhile); send the next packet.
-    pub fn on_tx(&mut self, world: &mut World, q: &mut EventQueue, dir: u32, data: u64) {
-        let fabric = &*self.fabric;
-        let (node, port) = ((data >> 16) as u32, (data & 0xFFFF) as u16);
-        debug_assert_eq!(fabric.egress[node as usize][port as usize], dir);
-        let mut frames = Frames::default();
-        let mut sw = switch_mut(world, fabric, node);
-        let sw = &mut *sw;
-        *sw.tx_pending(port) = false;
-        kick(fabric, sw, q, port, &mut frames);
-        if !frames.is_empty() {
-            launch_frames(fabric, sw, q, node, &frames);
-        }
+    if !frames.is_empty() {
+        launch_frames(fabric, sw, q, &frames);
     }
 }
 
-/// The switch entity's component: the one entity access of a hop. `World::get_mut` on the sparse
-/// set `Switch` is stored in costs about 32 instructions, of which about 20 find the component
-/// id from the type; a cached `QueryState` measured about 40 more. Inlined into both handlers.
-#[inline(always)]
-fn switch_mut<'w>(world: &'w mut World, fabric: &FabricIndex, node: u32) -> Mut<'w, Switch> {
-    match world.get_mut::<Switch>(fabric.nodes[node as usize]) {
-        Some(sw) => sw,
-        None => panic!("node {node} is not a switch"),
+/// `fabric.switch_tx` at `sw`'s egress `port` (`data` as `tx_data` packed it): its serializer
+/// is free (unless a PFC frame took it meanwhile); send the next packet.
+pub fn on_tx(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, data: u64) {
+    let port = (data & 0xFFFF) as u16;
+    debug_assert_eq!(data >> 16, sw.node as u64);
+    let mut frames = Frames::default();
+    *sw.tx_pending(port) = false;
+    kick(fabric, sw, q, port, &mut frames);
+    if !frames.is_empty() {
+        launch_frames(fabric, sw, q, &frames);
     }
+}
+
+/// `fabric.send_pfc` data: the egress port, the class and whether to pause (else resume).
+pub fn send_pfc_data(port: u16, class: u8, pause: bool) -> u64 {
+    (port as u64) << 16 | (class as u64 & 7) << 8 | pause as u64
+}
+
+/// `fabric.send_pfc`: `sw` sends a PAUSE or RESUME out of a port as if its own PFC logic had
+/// decided to (for tests and fault injection; its ingress counters do not change).
+pub fn on_send_pfc(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, data: u64) {
+    let (port, class, pause) = ((data >> 16) as u16, ((data >> 8) & 7) as u8, data & 1 != 0);
+    let mut frames = Frames::default();
+    frames.push(port, class, pause);
+    launch_frames(fabric, sw, q, &frames);
 }
 
 /// Sends PFC frames out of `node`'s ports. They go on the wire as soon as the serializer frees,
 /// ahead of any queued data (which the switch holds until it launches it); a data `switch_tx`
 /// that finds the serializer taken by one waits for it. Rare: callers skip it when there are none.
 #[cold]
-fn launch_frames(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, node: u32, frames: &Frames) {
+fn launch_frames(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, frames: &Frames) {
     let now = q.now();
+    let node = sw.node;
     for &(port, class, pause) in frames.as_slice() {
         let mut frame = sw.pfc_frame(now, class, pause);
         frame.dst = fabric.topology.port(node, port).peer_node;

@@ -18,7 +18,7 @@
 mod logic;
 mod port;
 
-pub use logic::{SwitchLogic, register_beacon_columns};
+pub use logic::{on_send_pfc, on_tx, receive, register_beacon_columns, send_pfc_data};
 
 use super::link::LinkDirection;
 use super::switch_config::{EcnConfig, Scheduler, SwitchConfig};
