@@ -237,7 +237,7 @@ struct SendHandler {
 }
 
 impl Handler for SendHandler {
-    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
         let (fabric, dirs) = self
             .state
             .get_or_insert_with(|| (world.resource::<Fabric>().0.clone(), world.query()));
@@ -283,7 +283,7 @@ struct PfcHandler {
 }
 
 impl Handler for PfcHandler {
-    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
         let (fabric, dirs) = self
             .state
             .get_or_insert_with(|| (world.resource::<Fabric>().0.clone(), world.query()));

@@ -274,7 +274,7 @@ impl FabricState {
 
 impl Handler for FabricHandler {
     #[inline]
-    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
         let st = self.state.get_or_insert_with(|| FabricState::new(world));
         if !st.held {
             st.take_switches(world);

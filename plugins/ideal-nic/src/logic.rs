@@ -446,7 +446,7 @@ impl NicHandler {
 }
 
 impl Handler for NicHandler {
-    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
         let logic = self.logic.get_or_insert_with(|| NicLogic::new(world));
         match self.op {
             Op::Listen => logic.listen(world, ev.target),

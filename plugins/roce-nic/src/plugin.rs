@@ -202,7 +202,7 @@ impl NicHandler {
 }
 
 impl Handler for NicHandler {
-    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: SimEvent) {
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
         let host = ev.target;
         match self.op {
             Op::Listen => self.access.with(world, host, |p, _, _| p.nic.listening = true),
