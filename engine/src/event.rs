@@ -171,7 +171,13 @@ impl EventQueue {
 
     /// Puts `value` into channel `chan`, to come out at `at`. Times must not decrease within a
     /// channel (a link delivers in launch order).
-    #[inline]
+    ///
+    /// Inlined into its callers, so that a value built in registers is stored straight into the
+    /// channel's slot: passed through memory, it was stored field by field and then loaded back
+    /// whole for the copy, and those loads waited for the stores (failed store-to-load forwards,
+    /// about a third of a link launch's `perf record` samples). Scheduling the channel's event,
+    /// which only its first value needs, stays out of line.
+    #[inline(always)]
     pub fn send<T: Copy + Default + 'static>(&mut self, key: ChannelKey<T>, chan: u32, at: SimTime, value: T) {
         let c = &mut self.channels.get(key)[chan as usize];
         debug_assert!(c.fifo.back().is_none_or(|b| b.0 <= at), "channel times went backwards");
@@ -179,8 +185,14 @@ impl EventQueue {
         if !c.pending {
             c.pending = true;
             let (source, kind, target) = (c.source, c.kind, c.target);
-            self.schedule(at, source, kind, target, 0);
+            self.schedule_first(at, source, kind, target);
         }
+    }
+
+    /// The event of a channel that was empty.
+    #[inline(never)]
+    fn schedule_first(&mut self, at: SimTime, source: SourceId, kind: EventKind, target: u32) {
+        self.schedule(at, source, kind, target, 0);
     }
 
     /// Takes the head of channel `chan`, whose event is being handled, and schedules the event

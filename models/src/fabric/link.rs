@@ -78,7 +78,9 @@ impl LinkDirection {
 
     /// Serializes `pkt` from `max(start, busy_until)`: `bytes x 8 / rate`, then the delay. Returns
     /// the time the last bit leaves the sender (when the owner may launch the next packet).
-    #[inline]
+    /// Inlined into every caller, with the channel's `send`: a packet built or modified in
+    /// registers is then stored straight into its channel slot (see `EventQueue::send`).
+    #[inline(always)]
     pub fn launch(&mut self, q: &mut EventQueue, start: SimTime, pkt: Packet) -> SimTime {
         let begin = start.max(self.busy_until);
         let ser = match self.ps_per_byte {
