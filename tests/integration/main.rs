@@ -6,6 +6,7 @@ mod reference;
 mod app_records;
 mod determinism;
 mod memory;
+mod pgo;
 mod scenarios;
 mod spec_examples;
 mod swap;
