@@ -153,6 +153,12 @@ impl App {
         self
     }
 
+    /// Routes `kinds` to the handler that already serves `with` (`Handlers::share`).
+    pub fn share_handler(&mut self, kinds: &[EventKind], with: EventKind) -> &mut Self {
+        self.handlers.share(kinds, with);
+        self
+    }
+
     /// Declares a kind and its handler at once.
     pub fn add_handler(&mut self, name: &'static str, handler: impl Handler) -> EventKind {
         let kind = self.add_event_kind(name);

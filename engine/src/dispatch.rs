@@ -90,6 +90,24 @@ impl Handlers {
         self.table.push(handler);
     }
 
+    /// Routes `kinds` to the handler that already serves `with`, for a model whose state another
+    /// model's handler holds (the RoCE NIC's kinds go to the fabric's handler, which holds the
+    /// NICs behind its port receiver). `with` must have its handler already.
+    pub fn share(&mut self, kinds: &[EventKind], with: EventKind) {
+        let w = with.0 as usize;
+        assert!(
+            self.handled[w],
+            "event kind `{}` has no handler to share",
+            self.names[w]
+        );
+        for &kind in kinds {
+            let k = kind.0 as usize;
+            assert!(!self.handled[k], "event kind `{}` already has a handler", self.names[k]);
+            self.handled[k] = true;
+            self.slot[k] = self.slot[w];
+        }
+    }
+
     pub fn kinds(&self) -> usize {
         self.names.len()
     }
@@ -181,6 +199,35 @@ mod tests {
         assert_eq!(handlers.run(&mut world, &mut queue, SimTime::MAX), 2);
         assert_eq!(*log.lock().unwrap(), (vec![a.0, b.0, a.0, b.0], 2));
         assert_eq!(count.load(std::sync::atomic::Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn a_shared_handler_gets_the_kinds_routed_to_it() {
+        let mut handlers = Handlers::default();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let owner = counted(&mut handlers, &count);
+        let (a, b) = (handlers.add_kind("a"), handlers.add_kind("b"));
+        handlers.share(&[a, b], owner);
+        assert!(handlers.unhandled().is_empty());
+        let (mut world, mut queue) = (World::new(), EventQueue::new());
+        for (t, k) in [(1, a), (2, owner), (3, b)] {
+            queue.schedule(SimTime(t), SourceId::ENGINE, k, 0, 0);
+        }
+        assert_eq!(handlers.run(&mut world, &mut queue, SimTime::MAX), 3);
+        assert_eq!(
+            count.load(std::sync::atomic::Ordering::Relaxed),
+            3,
+            "one handler saw all three"
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "event kind `owner` has no handler to share")]
+    fn sharing_needs_a_handler_to_share() {
+        let mut handlers = Handlers::default();
+        let owner = handlers.add_kind("owner");
+        let a = handlers.add_kind("a");
+        handlers.share(&[a], owner);
     }
 
     #[test]

@@ -48,16 +48,33 @@ pub struct Host {
 }
 
 /// Receives the packets that arrive at a host's port: the NIC plugin provides one.
+///
+/// The fabric's handler owns it while events run. A NIC may route its own event kinds to that
+/// handler (`App::share_handler(kinds, FabricKinds::arrive)`), which passes them to `handle`:
+/// then one owner serves everything that touches a NIC, and it may hold the NICs' components
+/// out of the world while events run, reaching a NIC by index instead of by a query (`pause`
+/// is where it puts them back). A receiver that wraps another (a test's tap) passes all three on.
 pub trait PortReceiver: Send + Sync + 'static {
     fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet);
+
+    /// An event of a kind the NIC routed to the fabric's handler.
+    fn handle(&mut self, _world: &mut World, _q: &mut EventQueue, ev: &SimEvent) {
+        panic!(
+            "event kind {} was routed to a port receiver that handles none",
+            ev.kind.0
+        )
+    }
+
+    /// The loop stopped (`Handler::pause`): put back into the world whatever was taken out.
+    fn pause(&mut self, _world: &mut World) {}
 }
 
 /// Where the NIC plugin leaves its receiver for the fabric to take at the start of the run.
 #[derive(Resource, Default)]
 pub struct HostReceiver(pub Option<Box<dyn PortReceiver>>);
 
-/// The fabric's event kinds.
-#[derive(Clone, Copy, Debug)]
+/// The fabric's event kinds; a resource from the fabric plugin's `build` on.
+#[derive(Resource, Clone, Copy, Debug)]
 pub struct FabricKinds {
     pub arrive: EventKind,
     pub switch_tx: EventKind,
@@ -115,7 +132,7 @@ impl Plugin for FabricPlugin {
             send_pfc: app.add_event_kind("fabric.send_pfc"),
             packet: app.queue().add_channel_type::<Packet>(),
         };
-        app.insert_resource(PendingKinds(kinds));
+        app.insert_resource(kinds);
         app.insert_resource(HostReceiver::default());
         app.add_systems(Build, build_fabric.in_set(BuildSet::Fabric));
         app.set_handler_for(
@@ -126,14 +143,11 @@ impl Plugin for FabricPlugin {
     }
 }
 
-#[derive(Resource)]
-struct PendingKinds(FabricKinds);
-
 /// Spawns every node, link direction and PCIe link, in topology order (so source ids are
 /// stable), and computes the routes.
 pub fn build_fabric(world: &mut World) {
     let cfg = world.resource::<FabricConfig>().clone();
-    let kinds = world.resource::<PendingKinds>().0;
+    let kinds = *world.resource::<FabricKinds>();
     // The loader validated the topology; a failure here is a bug in that validation.
     let topology = cfg.topology.build().expect("topology validated at load");
     let routes = Routes::compute(&topology);
@@ -230,7 +244,8 @@ pub fn build_fabric(world: &mut World) {
     })));
 }
 
-/// The fabric's events: `fabric.arrive`, `fabric.switch_tx` and `fabric.send_pfc`.
+/// The fabric's events: `fabric.arrive`, `fabric.switch_tx` and `fabric.send_pfc`, and those a
+/// NIC routed here for its port receiver.
 #[derive(Default)]
 struct FabricHandler {
     state: Option<FabricState>,
@@ -294,8 +309,11 @@ impl Handler for FabricHandler {
         // A switch's own event: `switch_tx` (data packs the node) or `send_pfc` (targets it).
         let node = if ev.kind == fabric.kinds.switch_tx {
             (ev.data >> 16) as usize
-        } else {
+        } else if ev.kind == fabric.kinds.send_pfc {
             ev.target as usize
+        } else {
+            st.receiver.handle(world, q, ev);
+            return;
         };
         let Some(sw) = st.switches.get_mut(node.wrapping_sub(num_hosts)) else {
             panic!("{:?} event for node {node}, which is not a switch", ev.kind);
@@ -308,9 +326,13 @@ impl Handler for FabricHandler {
     }
 
     fn pause(&mut self, world: &mut World) {
-        let Some(st) = self.state.as_mut().filter(|st| st.held) else {
+        let Some(st) = self.state.as_mut() else {
             return;
         };
+        st.receiver.pause(world);
+        if !st.held {
+            return;
+        }
         let num_hosts = st.fabric.topology.num_hosts;
         for (sw, &e) in st.switches.drain(..).zip(&st.fabric.nodes[num_hosts..]) {
             world.entity_mut(e).insert(sw);

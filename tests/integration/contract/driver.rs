@@ -82,6 +82,15 @@ impl PortReceiver for Tap {
         }
         self.inner.receive(world, q, host, pkt);
     }
+
+    // The NIC's own events and its pause go through the tap untouched.
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
+        self.inner.handle(world, q, ev);
+    }
+
+    fn pause(&mut self, world: &mut World) {
+        self.inner.pause(world);
+    }
 }
 
 /// The driver application. Add it after the NIC.

@@ -126,6 +126,15 @@ impl PortReceiver for TapReceiver {
         }
         self.inner.receive(world, q, host, pkt);
     }
+
+    // The NIC's own events and its pause go through the tap untouched.
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
+        self.inner.handle(world, q, ev);
+    }
+
+    fn pause(&mut self, world: &mut World) {
+        self.inner.pause(world);
+    }
 }
 
 /// Each connection's event source.
