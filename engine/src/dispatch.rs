@@ -80,14 +80,19 @@ impl Handlers {
     pub fn set_for(&mut self, kinds: &[EventKind], handler: Box<dyn Handler>) {
         let at = self.table.len();
         assert!(at < u16::MAX as usize, "too many handlers");
+        // The kinds' `Unhandled`s stay in the table, unreachable: tables are small.
+        self.route(kinds, at as u16);
+        self.table.push(handler);
+    }
+
+    /// Points `kinds`, which have no handler yet, at the table's entry `at`.
+    fn route(&mut self, kinds: &[EventKind], at: u16) {
         for &kind in kinds {
             let k = kind.0 as usize;
             assert!(!self.handled[k], "event kind `{}` already has a handler", self.names[k]);
             self.handled[k] = true;
-            // The kind's `Unhandled` stays in the table, unreachable: tables are small.
-            self.slot[k] = at as u16;
+            self.slot[k] = at;
         }
-        self.table.push(handler);
     }
 
     /// Routes `kinds` to the handler that already serves `with`, for a model whose state another
@@ -100,12 +105,7 @@ impl Handlers {
             "event kind `{}` has no handler to share",
             self.names[w]
         );
-        for &kind in kinds {
-            let k = kind.0 as usize;
-            assert!(!self.handled[k], "event kind `{}` already has a handler", self.names[k]);
-            self.handled[k] = true;
-            self.slot[k] = self.slot[w];
-        }
+        self.route(kinds, self.slot[w]);
     }
 
     pub fn kinds(&self) -> usize {
