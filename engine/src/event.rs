@@ -9,6 +9,14 @@
 //! sequence), so the heap compares a single integer. A handled event usually schedules the next
 //! one at once, so popping leaves the root in place, marked as taken, and the next `schedule`
 //! overwrites it: one pass down the heap instead of two (`heap.rs` has the heap itself).
+//!
+//! Events far ahead of `now` (retransmission timers, beacon ticks: `FAR_HORIZON` and beyond) wait
+//! in a second heap, and a pop takes the smaller of the two roots, so the order is the same as
+//! with one heap. The main heap then holds only what is about to happen (a link's next arrival,
+//! a NIC's next send). Its depth is what a pop waits on: each level is a load and a comparison
+//! that depend on the level above. In the default scenario the 8 retransmission timers were 8 of
+//! the ~27 events pending, and moving them out made runs 11% faster in wall time, for 3% fewer
+//! instructions (60 alternating pairs at `RunTime` 0.05, then 40 with the order swapped).
 
 mod channel;
 mod heap;
@@ -34,6 +42,11 @@ impl SourceId {
     pub const MAX_SOURCES: u32 = 1 << 24;
 }
 
+/// How far ahead of `now` an event must be to wait in the far heap, unless a model raised it
+/// (`keep_near`): 2^24 ps, about 16.8 us, beyond a 1 us link's arrivals and short of a 100 us
+/// retransmission timer.
+pub const FAR_HORIZON: SimTime = SimTime(1 << 24);
+
 const SEQ_BITS: u32 = 40;
 const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
 
@@ -51,6 +64,9 @@ pub struct SimEvent {
 #[derive(Resource, Debug)]
 pub struct EventQueue {
     heap: QuadHeap,
+    /// Events at least `far_after` ahead of the time they were scheduled at.
+    far: QuadHeap,
+    far_after: u64,
     /// The heap's root was returned by `pop_before` and is no longer pending; the next `schedule`
     /// replaces it, or the next pop removes it.
     root_taken: bool,
@@ -71,6 +87,8 @@ impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
             heap: QuadHeap::with_capacity(1024),
+            far: QuadHeap::with_capacity(64),
+            far_after: FAR_HORIZON.0,
             root_taken: false,
             seqs: vec![0],
             now: SimTime::ZERO,
@@ -85,6 +103,18 @@ impl EventQueue {
         assert!(id < SourceId::MAX_SOURCES, "more than 2^24 event sources");
         self.seqs.push(0);
         SourceId(id)
+    }
+
+    /// Keeps events up to `ahead` in the future in the main heap: a model whose common events are
+    /// scheduled that far ahead (a link with a long delay) calls it at build, so that they do not
+    /// all take the far heap's slower path. The horizon only grows; it never changes the order.
+    pub fn keep_near(&mut self, ahead: SimTime) {
+        self.far_after = self.far_after.max(ahead.0.saturating_add(1));
+    }
+
+    /// Events waiting in the far heap (for tests and diagnostics).
+    pub fn pending_far(&self) -> usize {
+        self.far.len()
     }
 
     /// Number of sources handed out (the engine's own included).
@@ -105,7 +135,7 @@ impl EventQueue {
 
     /// Events waiting.
     pub fn pending(&self) -> usize {
-        self.heap.len() - self.root_taken as usize
+        self.heap.len() - self.root_taken as usize + self.far.len()
     }
 
     /// Schedules an event. Scheduling in the past is a model bug: it panics in debug builds and
@@ -136,7 +166,10 @@ impl EventQueue {
             target,
             data,
         };
-        if self.root_taken {
+        if time.0 - self.now.0 >= self.far_after {
+            // A taken root stays taken: the next pop removes it.
+            self.far.push(entry);
+        } else if self.root_taken {
             self.root_taken = false;
             self.heap.replace_root(entry);
         } else {
@@ -224,6 +257,11 @@ impl EventQueue {
             self.root_taken = false;
             self.heap.remove_root();
         }
+        if let Some(far) = self.far.peek()
+            && self.heap.peek().is_none_or(|n| far.key < n.key)
+        {
+            self.promote_far();
+        }
         let top = self.heap.peek()?;
         let time = SimTime((top.key >> 64) as u64);
         if time >= stop {
@@ -240,14 +278,31 @@ impl EventQueue {
         })
     }
 
+    /// Moves the far heap's root, which comes before every event in the main heap, into it (a
+    /// timer about to fire: rare). The event then leaves by the main heap's one path: a second
+    /// way out of `pop_before` made the compiler return every event through memory, built with
+    /// narrow stores and read back with wide loads that waited for them (20% slower in wall
+    /// time for the same instructions, `perf record`).
+    #[inline(never)]
+    fn promote_far(&mut self) {
+        if let Some(&e) = self.far.peek() {
+            self.far.remove_root();
+            self.heap.push(e);
+        }
+    }
+
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        let top = if self.root_taken {
+        let near = if self.root_taken {
             self.heap.peek_second()
         } else {
             self.heap.peek()
         };
-        top.map(|e| SimTime((e.key >> 64) as u64))
+        let key = match (near, self.far.peek()) {
+            (Some(n), Some(f)) => n.key.min(f.key),
+            (n, f) => n.or(f)?.key,
+        };
+        Some(SimTime((key >> 64) as u64))
     }
 
     /// Moves `now` forward without handling an event (to the stop time at the end of a run).
@@ -336,6 +391,48 @@ mod tests {
         assert_eq!(q.pending(), 2);
         assert_eq!(q.now(), SimTime(99));
     }
+
+    #[test]
+    fn far_events_interleave_with_near_ones_in_key_order() {
+        // Two events scheduled from time 0 past the horizon wait in the far heap. Once the queue
+        // is close to them, events scheduled at the same times go to the main heap, and the key
+        // (time, source, sequence) still decides: source a's near event at `t` comes before
+        // source b's far one, and b's own later event at `t` after it.
+        let mut q = EventQueue::new();
+        let (a, b) = (q.add_source(), q.add_source());
+        let t = FAR_HORIZON.0 + 100;
+        q.schedule(SimTime(t), b, EventKind(0), 0, 1);
+        q.schedule(SimTime(t - 10), a, EventKind(0), 0, 2);
+        q.schedule(SimTime(1), a, EventKind(0), 0, 3);
+        assert_eq!((q.far.len(), q.pending()), (2, 3));
+        assert_eq!(q.peek_time(), Some(SimTime(1)));
+        assert_eq!(q.pop_before(SimTime::MAX).map(|e| e.data), Some(3));
+        assert_eq!(q.peek_time(), Some(SimTime(t - 10)), "the far heap's root");
+        // A stop before the far root: nothing pops, and nothing is lost.
+        assert_eq!(q.pop_before(SimTime(t - 10)), None);
+        assert_eq!(q.pending(), 2);
+        assert_eq!(
+            q.pop_before(SimTime::MAX).map(|e| (e.time.0, e.data)),
+            Some((t - 10, 2))
+        );
+        q.schedule(SimTime(t), b, EventKind(0), 0, 4);
+        q.schedule(SimTime(t), a, EventKind(0), 0, 5);
+        assert_eq!(q.far.len(), 1, "near events stay in the main heap");
+        assert_eq!(drain(&mut q).iter().map(|e| e.2).collect::<Vec<_>>(), vec![5, 1, 4]);
+    }
+
+    #[test]
+    fn keep_near_raises_the_horizon_and_never_lowers_it() {
+        let mut q = EventQueue::new();
+        let s = q.add_source();
+        q.keep_near(SimTime(FAR_HORIZON.0 * 2));
+        q.keep_near(SimTime(1));
+        q.schedule(SimTime(FAR_HORIZON.0 * 2), s, EventKind(0), 0, 1);
+        assert_eq!((q.far.len(), q.pending()), (0, 1));
+        q.schedule(SimTime(FAR_HORIZON.0 * 2 + 1), s, EventKind(0), 0, 2);
+        assert_eq!((q.far.len(), q.pending()), (1, 2));
+        assert_eq!(drain(&mut q).iter().map(|e| e.2).collect::<Vec<_>>(), vec![1, 2]);
+    }
 }
 
 /// Property tests: the queue against a sorted model, on random schedules from several sources.
@@ -396,7 +493,8 @@ mod properties {
 
     #[test]
     fn interleaved_pops_and_schedules_match_a_sorted_model() {
-        // Delays from sub-nanosecond (many equal and near-equal keys) to milliseconds.
+        // Delays from sub-nanosecond (many equal and near-equal keys) to milliseconds: the two
+        // longest scales put some events in the far heap and most, then all, in the main one.
         for scale in [100, 70_000, 5_000_000, 2_000_000_000] {
             model_check(scale);
         }

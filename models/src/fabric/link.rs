@@ -52,6 +52,9 @@ impl LinkDirection {
         let source = q.add_source();
         let chan = q.add_channel(channel, source, arrive, id);
         assert_eq!(chan, id, "link directions are built in id order");
+        // Arrivals are scheduled about a delay ahead (plus serialization and any wait for the
+        // serializer): keep them out of the queue's far heap, which is for timers.
+        q.keep_near(SimTime(delay.0.saturating_mul(2)));
         LinkDirection {
             id,
             from_node: from.0,
@@ -143,5 +146,25 @@ mod tests {
         assert_eq!(q.receive(key, 0).psn, 2);
         assert_eq!((q.pending(), q.channel_len(key, 0)), (0, 0));
         assert_eq!((d.packets, d.bytes), (2, 8308));
+    }
+
+    #[test]
+    fn a_long_link_keeps_its_arrivals_in_the_main_heap() {
+        // 20 us is past the queue's default far horizon (16.8 us); the link raises it.
+        let mut q = EventQueue::new();
+        let key = q.add_channel_type::<Packet>();
+        let delay = SimTime::from_us(20);
+        assert!(delay > engine::event::FAR_HORIZON);
+        let mut d = LinkDirection::new(&mut q, 0, (0, 0), (1, 0), Rate::gbps(400), delay, EventKind(0), key);
+        let pkt = Packet {
+            bytes: 4154,
+            ..Default::default()
+        };
+        d.launch(&mut q, SimTime::ZERO, pkt);
+        assert_eq!((q.pending(), q.pending_far()), (1, 0));
+        // A timer twice as far still goes to the far heap.
+        let s = q.add_source();
+        q.schedule(SimTime::from_us(41), s, EventKind(1), 0, 0);
+        assert_eq!((q.pending(), q.pending_far()), (2, 1));
     }
 }

@@ -227,6 +227,8 @@ impl Parts<'_> {
             return;
         }
         let mut a = qp.active.take().expect("checked above");
+        a.ready.clear();
+        qp.spare_ready = std::mem::take(&mut a.ready);
         a.times.last_rx = pkt.sent_at;
         a.times.completed = now;
         self.nic.counters.wqes_completed += 1;

@@ -67,6 +67,9 @@ pub struct Qp {
     /// deadline is never earlier than a pending one, so instead of one event per WQE (most of
     /// them stale, 100 us in the heap) the pending event re-arms itself for the latest deadline.
     pub rto_armed: SimTime,
+    /// The last completed WQE's `ready` ring, emptied, for the next one: a new ring per WQE
+    /// was three allocations (it grows 4, 8, 16), 10,000 times per 20 ms of the default run.
+    pub spare_ready: Ring<SimTime>,
     // Responder side.
     pub expected_psn: u32,
     pub nak_sent: bool,
@@ -89,6 +92,7 @@ impl Qp {
             in_rr: false,
             fetch_blocked: false,
             rto_armed: SimTime::MAX,
+            spare_ready: Ring::default(),
             expected_psn: 0,
             nak_sent: false,
             since_ack: 0,

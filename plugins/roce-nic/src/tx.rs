@@ -76,6 +76,7 @@ impl Parts<'_> {
         let qp = &mut self.nic.qps[qpn as usize];
         let first_psn = qp.next_psn;
         qp.next_psn += packets;
+        let ready = std::mem::take(&mut qp.spare_ready);
         qp.active = Some(Active {
             wqe,
             number: w.number,
@@ -84,7 +85,7 @@ impl Parts<'_> {
             first_psn,
             sent: 0,
             fetched: 0,
-            ready: Default::default(),
+            ready,
             acked_upto: first_psn,
             times,
             first_tx_set: false,
