@@ -18,21 +18,33 @@ use engine::rng::{splitmix64, stream};
 use rand_core::Rng;
 use std::collections::{HashMap, VecDeque};
 
+/// Where a host hangs off the fabric.
+#[derive(Clone, Copy, Debug)]
+struct Attached {
+    /// Index of its attachment in `attachment_node` (`u32::MAX`: the host has no link).
+    attachment: u32,
+    /// The attachment's node id.
+    node: u32,
+    /// The port of the attachment node that leads to the host.
+    port: u16,
+}
+
 /// Shortest-path next hops from every switch to every host.
+///
+/// A lookup runs at every switch hop, and each load in it waits for the one before, so the
+/// tables are laid out for few of them: the host's attachment in one record, and each (switch,
+/// attachment) entry holding its port group's bounds rather than the group's number (three
+/// dependent loads with the `ports` read, where there were five).
 #[derive(Clone, Debug)]
 pub struct Routes {
     num_hosts: usize,
-    /// Per host: index of its attachment in `attachment_node`.
-    host_attachment: Vec<u32>,
-    /// Per host: the port of its attachment node that leads to it.
-    host_port: Vec<u16>,
-    /// Per attachment index: the node id.
-    attachment_node: Vec<u32>,
-    /// `group[(switch - num_hosts) * attachments + a]`: the port group from that switch towards
-    /// attachment `a`.
-    group: Vec<u32>,
-    /// Group g is `ports[group_start[g]..group_start[g + 1]]`, sorted.
-    group_start: Vec<u32>,
+    attachments: usize,
+    hosts: Vec<Attached>,
+    /// `group[(switch - num_hosts) * attachments + a]`: the bounds in `ports` of the port group
+    /// from that switch towards attachment `a`.
+    group: Vec<(u32, u32)>,
+    /// Number of distinct groups.
+    groups: usize,
     ports: Vec<u16>,
 }
 
@@ -60,7 +72,7 @@ impl Routes {
 
         let num_switches = topo.num_switches();
         let attachments = attachment_node.len();
-        let mut group = vec![u32::MAX; num_switches * attachments];
+        let mut group = vec![(0, 0); num_switches * attachments];
         let mut interned: HashMap<Vec<u16>, u32> = HashMap::new();
         let (mut group_start, mut ports) = (vec![0u32], Vec::new());
         let mut scratch = Vec::new();
@@ -89,16 +101,25 @@ impl Routes {
                         g
                     }
                 };
-                group[s * attachments + a] = g;
+                group[s * attachments + a] = (group_start[g as usize], group_start[g as usize + 1]);
             }
         }
+        let hosts = (0..num_hosts)
+            .map(|h| {
+                let a = host_attachment[h];
+                Attached {
+                    attachment: a,
+                    node: attachment_node.get(a as usize).copied().unwrap_or(u32::MAX),
+                    port: host_port[h],
+                }
+            })
+            .collect();
         Routes {
             num_hosts,
-            host_attachment,
-            host_port,
-            attachment_node,
+            attachments,
+            hosts,
             group,
-            group_start,
+            groups: group_start.len() - 1,
             ports,
         }
     }
@@ -112,21 +133,21 @@ impl Routes {
             switch as usize >= self.num_hosts,
             "next_hops: node {switch} is a host, not a switch"
         );
-        let a = self.host_attachment[dst_host as usize];
-        if a == u32::MAX {
+        let h = &self.hosts[dst_host as usize];
+        if h.attachment == u32::MAX {
             return &[];
         }
-        if self.attachment_node[a as usize] == switch {
-            return std::slice::from_ref(&self.host_port[dst_host as usize]);
+        if h.node == switch {
+            return std::slice::from_ref(&h.port);
         }
-        let row = (switch as usize - self.num_hosts) * self.attachment_node.len() + a as usize;
-        let g = self.group[row] as usize;
-        &self.ports[self.group_start[g] as usize..self.group_start[g + 1] as usize]
+        let row = (switch as usize - self.num_hosts) * self.attachments + h.attachment as usize;
+        let (start, end) = self.group[row];
+        &self.ports[start as usize..end as usize]
     }
 
     /// Number of distinct port groups the table holds (a measure of its size).
     pub fn num_groups(&self) -> usize {
-        self.group_start.len() - 1
+        self.groups
     }
 }
 
