@@ -123,6 +123,39 @@ pub struct Wqe {
     pub completed: bool,
 }
 
+/// Payload bytes each connection's Responder NIC accepted in order during the recording window,
+/// by connection id: what the run summary's goodput counts (bytes delivered in the window, not
+/// whole WQEs completed in it, which can add up to more than line rate in a short window). NICs
+/// add to it in the `Finish` phase; a NIC that does not leaves it empty.
+#[derive(Resource, Default, Debug)]
+pub struct DeliveredInWindow {
+    pub bytes: Vec<u64>,
+}
+
+impl DeliveredInWindow {
+    /// Adds `bytes` to connection `id`.
+    pub fn add(&mut self, id: u32, bytes: u64) {
+        let i = id as usize;
+        if self.bytes.len() <= i {
+            self.bytes.resize(i + 1, 0);
+        }
+        self.bytes[i] += bytes;
+    }
+}
+
+/// Whether `now` lies in the recording window (the whole run when there is no timeline).
+#[inline]
+pub fn in_recording_window(window: (SimTime, SimTime), now: SimTime) -> bool {
+    now >= window.0 && now < window.1
+}
+
+/// The recording window of the run, for NICs that count what they deliver in it.
+pub fn recording_window(world: &World) -> (SimTime, SimTime) {
+    world
+        .get_resource::<Timeline>()
+        .map_or((SimTime::ZERO, SimTime::MAX), |t| (t.recording_start, t.recording_end))
+}
+
 /// Declares the contract's event kinds. Added before any NIC or application plugin.
 pub struct NicContractPlugin;
 
@@ -137,6 +170,7 @@ impl Plugin for NicContractPlugin {
         };
         app.insert_resource(contract);
         app.insert_resource(Connections::default());
+        app.insert_resource(DeliveredInWindow::default());
         app.insert_resource(crate::trace::Tracers::default());
     }
 }

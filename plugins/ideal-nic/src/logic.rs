@@ -39,16 +39,28 @@ pub struct IdealNicIndex {
 pub fn spawn_nics(world: &mut World) {
     let fabric = world.resource::<Fabric>().0.clone();
     let mut nics = Vec::with_capacity(fabric.num_hosts());
+    let window = models::nic::recording_window(world);
     for host in 0..fabric.num_hosts() as u32 {
         let source = world.resource_mut::<EventQueue>().add_source();
         let egress = fabric.dirs[fabric.host_egress(host) as usize];
-        nics.push(world.spawn(IdealNic::new(host, source, egress)).id());
+        let mut nic = IdealNic::new(host, source, egress);
+        nic.window = window;
+        nics.push(world.spawn(nic).id());
     }
     world.insert_resource(IdealNicIndex {
         nics,
         initiator_qpn: Vec::new(),
     });
     world.insert_resource(HostReceiver(Some(Box::new(IdealReceiver::default()))));
+}
+
+/// What each Responder end accepted in the recording window, for the summary's goodput.
+pub fn publish_delivered(nics: Query<&IdealNic>, mut delivered: ResMut<models::nic::DeliveredInWindow>) {
+    for nic in &nics {
+        for qp in nic.qps.iter().filter(|qp| qp.role == QpRole::Responder) {
+            delivered.add(qp.connection, qp.window_bytes);
+        }
+    }
 }
 
 /// What a handler needs, cached from its first event on.
@@ -189,6 +201,7 @@ impl NicLogic {
     fn on_data(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
         let now = q.now();
         let mut nic = self.nic(world, host);
+        let in_window = models::nic::in_recording_window(nic.window, now);
         let Some(qp) = nic
             .qps
             .get_mut(pkt.qp as usize)
@@ -198,6 +211,9 @@ impl NicLogic {
             return;
         };
         qp.payload_received += pkt.payload as u64;
+        if in_window {
+            qp.window_bytes += pkt.payload as u64;
+        }
         let (flow, remote_qpn, class) = (qp.flow, qp.remote_qpn, qp.class);
         nic.counters.data_packets_received += 1;
         nic.counters.payload_bytes_received += pkt.payload as u64;

@@ -57,6 +57,8 @@ pub struct Qp {
     pub in_rr: bool,
     /// Responder: payload bytes received on this queue pair.
     pub payload_received: u64,
+    /// Of it, what arrived in the recording window (`models::nic::DeliveredInWindow`).
+    pub window_bytes: u64,
 }
 
 impl Qp {
@@ -74,6 +76,7 @@ impl Qp {
             next_psn: 0,
             in_rr: false,
             payload_received: 0,
+            window_bytes: 0,
         }
     }
 
@@ -147,6 +150,8 @@ pub struct IdealNic {
     pub busy_until: SimTime,
     /// A transmit wake-up is pending.
     pub tx_scheduled: bool,
+    /// The recording window, [start, end).
+    pub window: (SimTime, SimTime),
     pub counters: NicCounters,
 }
 
@@ -163,6 +168,7 @@ impl IdealNic {
             paused: [false; 8],
             busy_until: SimTime::ZERO,
             tx_scheduled: false,
+            window: (SimTime::ZERO, SimTime::MAX),
             counters: NicCounters::default(),
         }
     }

@@ -120,7 +120,10 @@ pub struct RoceNicConfig {
     /// AckReq (the last of each WQE). Default 0: only the last packet of each WQE (ours).
     pub AckEveryPackets: u32,
     /// Time without a completing ACK after a WQE's last packet before go-back-N resends from
-    /// the first unacknowledged packet. Default 100 us (ours).
+    /// the first unacknowledged packet. Default 67.108864 ms: the InfiniBand local ACK timeout,
+    /// 4.096 us x 2^n, at n = 14, the `timeout` perftest and most verbs examples set. It must
+    /// stay above any queueing delay a lossless fabric can build up (an incast's), or a
+    /// fabric that loses nothing still resends.
     pub RetransmitTimeout: Duration,
     /// Frames the port's scheduler puts into its transmit FIFO at each wake-up, back to back.
     /// A PAUSE from the switch or a new control frame takes effect after them. Default 4 (ours),
@@ -135,7 +138,10 @@ impl RoceNicConfig {
     pub const DEFAULT_MSS_BYTES: u64 = 4096;
     pub const DEFAULT_HEADER_BYTES: u64 = 58;
     pub const DEFAULT_FETCH_WINDOW_BYTES: u64 = 64 * 1024;
-    pub const DEFAULT_RETRANSMIT_TIMEOUT_US: u64 = 100;
+    /// The local ACK timeout's unit, 4.096 us in picoseconds (IBTA vol. 1, 9.7.6.1.3).
+    pub const LOCAL_ACK_TIMEOUT_UNIT_PS: u64 = 4_096_000;
+    /// The default local ACK timeout exponent n (timeout = 4.096 us x 2^n).
+    pub const DEFAULT_LOCAL_ACK_TIMEOUT_EXPONENT: u32 = 14;
     pub const DEFAULT_TX_BURST_PACKETS: u32 = 4;
 
     /// Checks what serde's types cannot; each message names the field (relative to `nic`).
@@ -202,7 +208,9 @@ impl Default for RoceNicConfig {
             IngressBufferManager: IngressBufferManager::default(),
             FetchWindow: Size(Self::DEFAULT_FETCH_WINDOW_BYTES),
             AckEveryPackets: 0,
-            RetransmitTimeout: Duration::from_us(Self::DEFAULT_RETRANSMIT_TIMEOUT_US),
+            RetransmitTimeout: Duration(SimTime(
+                Self::LOCAL_ACK_TIMEOUT_UNIT_PS << Self::DEFAULT_LOCAL_ACK_TIMEOUT_EXPONENT,
+            )),
             TxBurstPackets: Self::DEFAULT_TX_BURST_PACKETS,
             Pcie: PcieConfig::default(),
         }

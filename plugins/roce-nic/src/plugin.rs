@@ -12,7 +12,7 @@ use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
 use models::fabric::link::LinkDirection;
 use models::fabric::{Fabric, FabricKinds, HostReceiver, PortReceiver};
-use models::nic::{Connections, NicContract, NicPools, QpRole, Wqe};
+use models::nic::{Connections, DeliveredInWindow, NicContract, NicPools, QpRole, Wqe};
 use models::packet::{Packet, PacketKind};
 use models::pcie::PcieLink;
 use models::sets::BuildSet;
@@ -53,6 +53,7 @@ impl Plugin for RoceNicPlugin {
         });
         app.insert_resource(PendingCtx(ctx.clone()));
         app.add_systems(Build, build_nics.in_set(BuildSet::Nics));
+        app.add_systems(Finish, publish_delivered);
         // Every NIC kind goes to the fabric's handler, which holds the NICs behind their port
         // receiver (`NicAccess`): one owner for everything that touches a NIC.
         let fabric = *app
@@ -79,16 +80,28 @@ fn build_nics(world: &mut World) {
     let fabric = world.resource::<Fabric>().0.clone();
     let ctx = world.resource::<PendingCtx>().0.clone();
     let mut nics = Vec::with_capacity(fabric.num_hosts());
+    let window = models::nic::recording_window(world);
     for host in 0..fabric.num_hosts() as u32 {
         let source = world.resource_mut::<EventQueue>().add_source();
         // On the host's port entity, beside its PCIe link and egress direction: a NIC event
         // fetches all three with one query lookup.
         let port = fabric.pcie[host as usize];
-        world.entity_mut(port).insert(RoceNic::new(host, source, &ctx.cfg));
+        let mut nic = RoceNic::new(host, source, &ctx.cfg);
+        nic.window = window;
+        world.entity_mut(port).insert(nic);
         nics.push(port);
     }
     world.insert_resource(RoceNics { nics, ctx: ctx.clone() });
     world.resource_mut::<HostReceiver>().0 = Some(Box::new(NicAccess::default()));
+}
+
+/// What each Responder end accepted in the recording window, for the summary's goodput.
+fn publish_delivered(nics: Query<&RoceNic>, mut delivered: ResMut<DeliveredInWindow>) {
+    for nic in &nics {
+        for qp in nic.qps.iter().filter(|qp| qp.role == QpRole::Responder) {
+            delivered.add(qp.connection, qp.window_bytes);
+        }
+    }
 }
 
 /// One host's NIC and what it drives, held by `NicAccess` while events run.

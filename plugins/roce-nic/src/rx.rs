@@ -133,7 +133,9 @@ impl Parts<'_> {
         self.nic.counters.data_packets_received += 1;
         self.nic.counters.payload_bytes_received += pkt.payload as u64;
         let every = ctx.cfg.AckEveryPackets;
+        let in_window = models::nic::in_recording_window(self.nic.window, now);
         let qp = &mut self.nic.qps[pkt.qp as usize];
+        qp.window_bytes += if in_window { pkt.payload as u64 } else { 0 };
         qp.expected_psn += 1;
         qp.nak_sent = false;
         qp.since_ack += 1;
@@ -229,6 +231,15 @@ impl Parts<'_> {
         let mut a = qp.active.take().expect("checked above");
         a.ready.clear();
         qp.spare_ready = std::mem::take(&mut a.ready);
+        // An ACK of the first transmission can complete a WQE that go-back-N is resending:
+        // the payload fetched again but not yet resent goes back to the pool, as a rewind's
+        // does, and whoever waits for room may fetch.
+        if a.fetched > a.sent {
+            let c = qp.class as usize;
+            let held: u64 = (a.sent..a.fetched).map(|i| ctx.payload_of(a.bytes, i)).sum();
+            self.nic.egress_used[c] -= held;
+            self.release_pool(ctx, now, c);
+        }
         a.times.last_rx = pkt.sent_at;
         a.times.completed = now;
         self.nic.counters.wqes_completed += 1;

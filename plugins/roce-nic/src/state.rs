@@ -74,6 +74,8 @@ pub struct Qp {
     pub expected_psn: u32,
     pub nak_sent: bool,
     pub since_ack: u32,
+    /// Payload accepted in order during the recording window (`DeliveredInWindow`).
+    pub window_bytes: u64,
 }
 
 impl Qp {
@@ -96,6 +98,7 @@ impl Qp {
             expected_psn: 0,
             nak_sent: false,
             since_ack: 0,
+            window_bytes: 0,
         }
     }
 }
@@ -161,6 +164,8 @@ pub struct RoceNic {
     /// Earliest pending transmit wake-up (`SimTime::MAX`: none).
     pub tx_timer: SimTime,
     pub resume_timer: [SimTime; 8],
+    /// The recording window, [start, end).
+    pub window: (SimTime, SimTime),
     pub counters: NicCounters,
 }
 
@@ -188,6 +193,7 @@ impl RoceNic {
             upstream_paused: [false; 8],
             tx_timer: SimTime::MAX,
             resume_timer: [SimTime::MAX; 8],
+            window: (SimTime::ZERO, SimTime::MAX),
             counters: NicCounters::default(),
         }
     }

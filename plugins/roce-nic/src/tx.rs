@@ -142,6 +142,12 @@ impl Parts<'_> {
         }
     }
 
+    /// Room came back to class `c`'s transmit pool off the send path (a WQE completed with
+    /// payload fetched for a resend): let the queue pairs waiting for it fetch.
+    pub fn release_pool(&mut self, ctx: &Ctx, now: SimTime, c: usize) {
+        self.wake_fetch_waiters(ctx, now, c);
+    }
+
     /// Lets queue pairs waiting for pool room in class `c` fetch again.
     #[inline]
     fn wake_fetch_waiters(&mut self, ctx: &Ctx, now: SimTime, c: usize) {

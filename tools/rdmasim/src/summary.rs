@@ -5,6 +5,7 @@ use bevy_ecs::prelude::*;
 use engine::prelude::*;
 use models::fabric::Fabric;
 use models::fabric::link::LinkDirection;
+use models::nic::DeliveredInWindow;
 use scala_rdma::{InitiatorInstance, ScalaRdma};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -15,7 +16,9 @@ pub struct PairGoodput {
     pub responder: u32,
     /// WQEs completed in the recording window.
     pub wqes: u64,
-    /// Their bytes x 8 / `RunTime`.
+    /// Payload bytes the Responder's NIC accepted in the recording window.
+    pub bytes: u64,
+    /// `bytes` x 8 / `RunTime`.
     pub gbps: f64,
 }
 
@@ -44,18 +47,25 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
         })
         .sum();
     let run_time = world.resource::<SimulationParameters>().RunTime.0.as_secs_f64();
-    let mut per_pair: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    // WQEs completed in the window, and the payload delivered in it: a WQE completed early in
+    // a short window mostly crossed the fabric before it, so counting whole WQEs can exceed line
+    // rate; the bytes the Responders' NICs accepted in the window cannot.
+    let mut per_pair: BTreeMap<(u32, u32), (u64, u64)> = BTreeMap::new();
+    let delivered = world.get_resource::<DeliveredInWindow>().map(|d| d.bytes.clone()).unwrap_or_default();
     let mut insts = world.query::<&InitiatorInstance>();
     for i in insts.iter(world) {
-        *per_pair.entry((i.node, i.responder)).or_default() += i.recorded;
+        let e = per_pair.entry((i.node, i.responder)).or_default();
+        e.0 += i.recorded;
+        e.1 += delivered.get(i.connection as usize).copied().unwrap_or(0);
     }
     let pairs = per_pair
         .into_iter()
-        .map(|((initiator, responder), wqes)| PairGoodput {
+        .map(|((initiator, responder), (wqes, bytes))| PairGoodput {
             initiator,
             responder,
             wqes,
-            gbps: wqes as f64 * scala_rdma::config::TRANSFER_SIZE_BYTES as f64 * 8.0 / run_time / 1e9,
+            bytes,
+            gbps: bytes as f64 * 8.0 / run_time / 1e9,
         })
         .collect();
     let (posted, completed) = world
