@@ -251,6 +251,15 @@ impl EventQueue {
         self.channels.get(key)[chan as usize].fifo.len()
     }
 
+    /// Values in channel `chan` not yet received, first out first (what is in flight on it).
+    pub fn channel_values<T: Copy + Default + 'static>(
+        &self,
+        key: ChannelKey<T>,
+        chan: u32,
+    ) -> impl Iterator<Item = &T> {
+        self.channels.get_ref(key)[chan as usize].fifo.iter().map(|(_, v)| v)
+    }
+
     /// Removes and returns the earliest event strictly before `stop`, advancing `now` to its time.
     #[inline]
     pub fn pop_before(&mut self, stop: SimTime) -> Option<SimEvent> {

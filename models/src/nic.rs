@@ -143,6 +143,23 @@ impl DeliveredInWindow {
     }
 }
 
+/// What the NICs lost or resent, summed over hosts: the NIC's side of the run's conservation
+/// figures (the fabric counts the rest). NICs add to it in the `Finish` phase.
+#[derive(Resource, Clone, Copy, Default, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct NicLosses {
+    /// Data delivered to a NIC that found its receive pool full (the NIC's PFC came too late).
+    pub receive_drops: u64,
+    /// Out-of-sequence data discarded by go-back-N at the Responder.
+    pub out_of_sequence: u64,
+    /// Retransmission timeouts that fired.
+    pub timeouts: u64,
+    /// Data packets sent again by go-back-N.
+    pub retransmitted: u64,
+    /// PFC frames the NICs sent.
+    pub pfc_pause_sent: u64,
+    pub pfc_resume_sent: u64,
+}
+
 /// Whether `now` lies in the recording window (the whole run when there is no timeline).
 #[inline]
 pub fn in_recording_window(window: (SimTime, SimTime), now: SimTime) -> bool {
@@ -171,6 +188,7 @@ impl Plugin for NicContractPlugin {
         app.insert_resource(contract);
         app.insert_resource(Connections::default());
         app.insert_resource(DeliveredInWindow::default());
+        app.insert_resource(NicLosses::default());
         app.insert_resource(crate::trace::Tracers::default());
     }
 }

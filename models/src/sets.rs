@@ -13,10 +13,15 @@ pub enum BuildSet {
     Applications,
 }
 
-/// Orders the sets in the `Build` and `Start` phases.
+/// Orders the sets in the `Build`, `Start` and `Finish` phases (at `Finish`: the fabric's
+/// conservation check, then the NICs' end-of-run figures, then the applications').
 pub fn configure(app: &mut engine::app::App) {
     use bevy_ecs::schedule::{IntoScheduleConfigs, ScheduleLabel};
-    for phase in [engine::phases::Build.intern(), engine::phases::Start.intern()] {
+    for phase in [
+        engine::phases::Build.intern(),
+        engine::phases::Start.intern(),
+        engine::phases::Finish.intern(),
+    ] {
         app.world.schedule_scope(phase, |_, s| {
             s.configure_sets((BuildSet::Fabric, BuildSet::Nics, BuildSet::Applications).chain());
         });

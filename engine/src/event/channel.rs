@@ -68,4 +68,11 @@ impl ChannelSets {
             .and_then(|s| s.downcast_mut::<Vec<Channel<T>>>())
             .expect("channel key from another event queue")
     }
+
+    pub fn get_ref<T: 'static>(&self, key: ChannelKey<T>) -> &[Channel<T>] {
+        self.sets
+            .get(key.index as usize)
+            .and_then(|s| s.downcast_ref::<Vec<Channel<T>>>())
+            .expect("channel key from another event queue")
+    }
 }

@@ -32,6 +32,31 @@ pub struct LinkDirection {
     pub bytes: u64,
     /// RDMA data packets among `packets`.
     pub data_packets: u64,
+    /// Of them, per traffic class: packets and bytes (what a host's direction sent, for the
+    /// run's conservation check).
+    pub data_by_class: [Tally; 8],
+}
+
+/// A count of packets and their bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Tally {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+impl Tally {
+    #[inline]
+    pub fn add(&mut self, bytes: u64) {
+        self.packets += 1;
+        self.bytes += bytes;
+    }
+}
+
+impl std::ops::AddAssign for Tally {
+    fn add_assign(&mut self, o: Tally) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+    }
 }
 
 impl LinkDirection {
@@ -70,6 +95,7 @@ impl LinkDirection {
             packets: 0,
             bytes: 0,
             data_packets: 0,
+            data_by_class: [Tally::default(); 8],
         }
     }
 
@@ -94,7 +120,10 @@ impl LinkDirection {
         self.busy_until = end;
         self.packets += 1;
         self.bytes += pkt.bytes as u64;
-        self.data_packets += (pkt.kind == crate::packet::PacketKind::Data) as u64;
+        if pkt.kind == crate::packet::PacketKind::Data {
+            self.data_packets += 1;
+            self.data_by_class[(pkt.class & 7) as usize].add(pkt.bytes as u64);
+        }
         q.send(self.channel, self.id, end + self.delay, pkt);
         end
     }

@@ -16,6 +16,7 @@
 //! segments, where beacons, the `Finish` phase and tests look, the switches are in the world;
 //! while events run, other handlers must not look for them (they ask the fabric by event).
 
+pub mod conservation;
 pub mod link;
 pub mod switch;
 pub mod switch_config;
@@ -140,6 +141,9 @@ impl Plugin for FabricPlugin {
             FabricHandler::default(),
         );
         switch::register_beacon_columns(app);
+        app.insert_resource(conservation::Delivered::default());
+        app.add_systems(Finish, conservation::check_conservation.in_set(BuildSet::Fabric));
+        conservation::register_beacon_columns(app);
     }
 }
 
@@ -257,6 +261,8 @@ struct FabricState {
     /// Switch `num_hosts + i` is `switches[i]` while `held`; else its entity has it.
     switches: Vec<switch::Switch>,
     held: bool,
+    /// Data packets handed to hosts, per class (published as `conservation::Delivered`).
+    delivered: [link::Tally; 8],
 }
 
 impl FabricState {
@@ -272,6 +278,7 @@ impl FabricState {
             receiver,
             switches: Vec::new(),
             held: false,
+            delivered: Default::default(),
         }
     }
 
@@ -302,7 +309,12 @@ impl Handler for FabricHandler {
             let (to_node, to_port) = fabric.dir_to[ev.target as usize];
             match st.switches.get_mut((to_node as usize).wrapping_sub(num_hosts)) {
                 Some(sw) => switch::receive(fabric, sw, q, to_port, pkt),
-                None => st.receiver.receive(world, q, to_node, pkt),
+                None => {
+                    if pkt.kind == crate::packet::PacketKind::Data {
+                        st.delivered[(pkt.class & 7) as usize].add(pkt.bytes as u64);
+                    }
+                    st.receiver.receive(world, q, to_node, pkt)
+                }
             }
             return;
         }
@@ -329,6 +341,7 @@ impl Handler for FabricHandler {
         let Some(st) = self.state.as_mut() else {
             return;
         };
+        world.insert_resource(conservation::Delivered(st.delivered));
         st.receiver.pause(world);
         if !st.held {
             return;

@@ -76,7 +76,10 @@ impl Plugin for IdealNicPlugin {
         app.set_handler(contract.post_wqe, NicHandler::new(Op::PostWqe));
         app.set_handler(tx, NicHandler::new(Op::Tx));
         app.add_systems(Build, spawn_nics.in_set(BuildSet::Nics).in_set(IdealNicSystems));
-        app.add_systems(Finish, logic::publish_delivered.in_set(IdealNicSystems));
+        app.add_systems(
+            Finish,
+            logic::publish_delivered.in_set(BuildSet::Nics).in_set(IdealNicSystems),
+        );
     }
 }
 

@@ -12,7 +12,7 @@ use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
 use models::fabric::link::LinkDirection;
 use models::fabric::{Fabric, FabricKinds, HostReceiver, PortReceiver};
-use models::nic::{Connections, DeliveredInWindow, NicContract, NicPools, QpRole, Wqe};
+use models::nic::{Connections, DeliveredInWindow, NicContract, NicLosses, NicPools, QpRole, Wqe};
 use models::packet::{Packet, PacketKind};
 use models::pcie::PcieLink;
 use models::sets::BuildSet;
@@ -53,7 +53,7 @@ impl Plugin for RoceNicPlugin {
         });
         app.insert_resource(PendingCtx(ctx.clone()));
         app.add_systems(Build, build_nics.in_set(BuildSet::Nics));
-        app.add_systems(Finish, publish_delivered);
+        app.add_systems(Finish, publish_delivered.in_set(BuildSet::Nics));
         // Every NIC kind goes to the fabric's handler, which holds the NICs behind their port
         // receiver (`NicAccess`): one owner for everything that touches a NIC.
         let fabric = *app
@@ -95,9 +95,17 @@ fn build_nics(world: &mut World) {
     world.resource_mut::<HostReceiver>().0 = Some(Box::new(NicAccess::default()));
 }
 
-/// What each Responder end accepted in the recording window, for the summary's goodput.
-fn publish_delivered(nics: Query<&RoceNic>, mut delivered: ResMut<DeliveredInWindow>) {
+/// What each Responder end accepted in the recording window, for the summary's goodput, and
+/// what the NICs lost or resent, for the run's conservation figures.
+fn publish_delivered(nics: Query<&RoceNic>, mut delivered: ResMut<DeliveredInWindow>, mut losses: ResMut<NicLosses>) {
     for nic in &nics {
+        let c = &nic.counters;
+        losses.receive_drops += c.ingress_drops;
+        losses.out_of_sequence += c.out_of_sequence;
+        losses.timeouts += c.timeouts;
+        losses.retransmitted += c.retransmitted_packets;
+        losses.pfc_pause_sent += c.pfc_pause_sent;
+        losses.pfc_resume_sent += c.pfc_resume_sent;
         for qp in nic.qps.iter().filter(|qp| qp.role == QpRole::Responder) {
             delivered.add(qp.connection, qp.window_bytes);
         }

@@ -177,6 +177,10 @@ fn dispatch(cli: Cli) -> ExitCode {
                             println!("wrote {}", f.display());
                         }
                     }
+                    if o.summary.failed() {
+                        eprintln!("rdmasim: the run broke conservation (see the summary's violation lines): a bug");
+                        return ExitCode::from(1);
+                    }
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

@@ -4,8 +4,9 @@ use crate::scenario::Loaded;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
 use models::fabric::Fabric;
+use models::fabric::conservation::Conservation;
 use models::fabric::link::LinkDirection;
-use models::nic::DeliveredInWindow;
+use models::nic::{DeliveredInWindow, NicLosses};
 use scala_rdma::{InitiatorInstance, ScalaRdma};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -35,6 +36,17 @@ pub struct Summary {
     pub wqes_posted: u64,
     pub wqes_completed: u64,
     pub pairs: Vec<PairGoodput>,
+    /// Every data packet accounted for, per class, and the verdict (`scenarios/README.md`,
+    /// "Conservation").
+    pub conservation: Conservation,
+    pub nic_losses: NicLosses,
+}
+
+impl Summary {
+    /// Whether the run broke an invariant the simulator guarantees (exit code 1).
+    pub fn failed(&self) -> bool {
+        !self.conservation.ok()
+    }
 }
 
 pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
@@ -51,7 +63,10 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
     // a short window mostly crossed the fabric before it, so counting whole WQEs can exceed line
     // rate; the bytes the Responders' NICs accepted in the window cannot.
     let mut per_pair: BTreeMap<(u32, u32), (u64, u64)> = BTreeMap::new();
-    let delivered = world.get_resource::<DeliveredInWindow>().map(|d| d.bytes.clone()).unwrap_or_default();
+    let delivered = world
+        .get_resource::<DeliveredInWindow>()
+        .map(|d| d.bytes.clone())
+        .unwrap_or_default();
     let mut insts = world.query::<&InitiatorInstance>();
     for i in insts.iter(world) {
         let e = per_pair.entry((i.node, i.responder)).or_default();
@@ -83,6 +98,8 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
         wqes_posted: posted,
         wqes_completed: completed,
         pairs,
+        conservation: world.get_resource::<Conservation>().cloned().unwrap_or_default(),
+        nic_losses: world.get_resource::<NicLosses>().copied().unwrap_or_default(),
     }
 }
 
@@ -116,8 +133,45 @@ impl std::fmt::Display for Summary {
                 p.initiator, p.responder, p.wqes, p.gbps
             )?;
         }
-        Ok(())
+        write_conservation(f, &self.conservation, &self.nic_losses)
     }
+}
+
+/// The conservation check's lines of the summary.
+fn write_conservation(f: &mut std::fmt::Formatter<'_>, c: &Conservation, nic: &NicLosses) -> std::fmt::Result {
+    let [sent, delivered, dropped, in_flight] = c.totals();
+    writeln!(
+        f,
+        "conservation    {}: {} data packets sent = {} delivered + {} dropped + {} in flight",
+        if c.ok() { "ok" } else { "VIOLATED" },
+        sent.packets,
+        delivered.packets,
+        dropped.packets,
+        in_flight.packets
+    )?;
+    for b in c.classes.iter().filter(|b| b.dropped().packets > 0) {
+        writeln!(
+            f,
+            "  class {} drops: {} lossy limit, {} headroom, {} no route, {} injected fault",
+            b.class,
+            b.dropped_lossy_limit.packets,
+            b.dropped_headroom.packets,
+            b.dropped_no_route.packets,
+            b.dropped_fault.packets
+        )?;
+    }
+    writeln!(
+        f,
+        "NIC losses      {} receive drops, {} out of sequence, {} timeouts, {} resent",
+        nic.receive_drops, nic.out_of_sequence, nic.timeouts, nic.retransmitted
+    )?;
+    for w in &c.warnings {
+        writeln!(f, "warning: {w}")?;
+    }
+    for v in &c.violations {
+        writeln!(f, "violation: {v}")?;
+    }
+    Ok(())
 }
 
 /// The manifest: what ran, with what, and how long it took.
@@ -133,9 +187,11 @@ pub struct Manifest<'a> {
     pub wall_sec: f64,
     pub events: u64,
     pub files: Vec<String>,
+    pub conservation: &'a Conservation,
+    pub nic_losses: NicLosses,
 }
 
-pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &Summary, files: Vec<String>) -> Manifest<'a> {
+pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &'a Summary, files: Vec<String>) -> Manifest<'a> {
     Manifest {
         simulation: name,
         scenario_file: &loaded.file,
@@ -147,5 +203,7 @@ pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &Summary, files:
         wall_sec: summary.wall_sec,
         events: summary.events,
         files,
+        conservation: &summary.conservation,
+        nic_losses: summary.nic_losses,
     }
 }

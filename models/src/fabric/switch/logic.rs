@@ -34,7 +34,7 @@ pub fn receive(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_por
         let hops = fabric.routes.next_hops(node, pkt.dst);
         let out = match hops.len() {
             0 => {
-                sw.drop_unroutable();
+                sw.drop_unroutable(&pkt);
                 return;
             }
             1 => hops[0],

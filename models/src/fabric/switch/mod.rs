@@ -20,7 +20,8 @@ mod port;
 
 pub use logic::{on_send_pfc, on_tx, receive, register_beacon_columns, send_pfc_data};
 
-use super::link::LinkDirection;
+use super::conservation::DropCause;
+use super::link::{LinkDirection, Tally};
 use super::switch_config::{EcnConfig, Scheduler, SwitchConfig};
 use crate::packet::{Packet, PacketKind, ecn};
 use crate::wire::PFC_FRAME_BYTES;
@@ -55,6 +56,8 @@ pub struct SwitchCounters {
     /// Most bytes one ingress port ever had in the buffer in each lossless class (the PFC
     /// counter): at most `PfcXoff` + `PfcHeadroom`, and how much of the headroom was used.
     pub peak_ingress_class_bytes: [u64; 8],
+    /// RDMA data packets dropped, by cause (`DropCause` as index) and class.
+    pub data_drops: [[Tally; 8]; DropCause::SWITCH],
 }
 
 /// Settings copied from `SwitchConfig`, in the forms the hot path uses.
@@ -331,10 +334,12 @@ impl Switch {
         if lossless {
             if ing + bytes > self.params.xoff_headroom || self.buffer_bytes + bytes > self.params.buffer {
                 self.counters.headroom_drops += 1;
+                self.count_data_drop(pkt, DropCause::Headroom);
                 return false;
             }
         } else if queued + bytes > self.params.lossy_limit || self.lossy_bytes + bytes > self.params.lossy_pool {
             self.counters.drops += 1;
+            self.count_data_drop(pkt, DropCause::LossyLimit);
             return false;
         }
         let bit = 1u8 << pkt.class;
@@ -448,8 +453,26 @@ impl Switch {
     }
 
     /// Records an unroutable packet (no path to its destination).
-    pub(crate) fn drop_unroutable(&mut self) {
+    pub(crate) fn drop_unroutable(&mut self, pkt: &Packet) {
         self.counters.drops += 1;
+        self.count_data_drop(pkt, DropCause::NoRoute);
+    }
+
+    /// A data packet dropped here, for the run's conservation check.
+    #[cold]
+    fn count_data_drop(&mut self, pkt: &Packet, cause: DropCause) {
+        if pkt.kind == PacketKind::Data {
+            self.counters.data_drops[cause as usize][(pkt.class & 7) as usize].add(pkt.bytes as u64);
+        }
+    }
+
+    /// The data packets waiting in this switch's egress queues.
+    pub fn queued_data(&self) -> impl Iterator<Item = &Packet> {
+        self.egress
+            .iter()
+            .flat_map(|p| p.queues.iter().flatten())
+            .map(|q| &q.pkt)
+            .filter(|p| p.kind == PacketKind::Data)
     }
 }
 

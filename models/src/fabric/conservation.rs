@@ -1,0 +1,220 @@
+//! Every data packet accounted for: what the hosts sent, per traffic class, is what reached a
+//! host's NIC, plus what the fabric dropped (by cause), plus what is still on a link or in a
+//! switch queue when the run stops. The fabric counts as packets move (one add per hop, one per
+//! delivery, drops off the hot path) and checks the balance at the end of every run
+//! (`check_conservation`, in the `Finish` phase); a run whose balance fails, or that dropped a
+//! lossless class for any reason but exceeded headroom, is a bug the summary reports (exit 1).
+
+use super::link::{LinkDirection, Tally};
+use super::switch::Switch;
+use super::{Fabric, FabricConfig};
+use crate::packet::{Packet, PacketKind};
+use bevy_ecs::prelude::*;
+use engine::prelude::*;
+use serde::Serialize;
+
+/// Why the fabric dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropCause {
+    /// A lossy class's egress queue limit or the lossy share of the buffer was full.
+    LossyLimit = 0,
+    /// A lossless class's ingress counter passed XOFF + headroom, or the buffer was full: PFC
+    /// could not hold the sender back (the headroom is too small for the link's delay).
+    Headroom = 1,
+    /// No route to the destination.
+    NoRoute = 2,
+    /// A fault the scenario injected (a link down, a loss rate).
+    Fault = 3,
+}
+
+impl DropCause {
+    /// The causes a switch counts (all but injected faults).
+    pub const SWITCH: usize = 3;
+}
+
+/// Data packets delivered to hosts' NICs, per class: counted by the fabric's handler, published
+/// here whenever the event loop pauses.
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub struct Delivered(pub [Tally; 8]);
+
+/// Data packets dropped by injected faults, per class: the fault injector publishes them here
+/// whenever the event loop pauses.
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub struct FaultDrops(pub [Tally; 8]);
+
+/// One traffic class's balance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ClassBalance {
+    pub class: u8,
+    pub lossless: bool,
+    pub sent: Tally,
+    pub delivered: Tally,
+    pub dropped_lossy_limit: Tally,
+    pub dropped_headroom: Tally,
+    pub dropped_no_route: Tally,
+    pub dropped_fault: Tally,
+    pub in_flight: Tally,
+}
+
+impl ClassBalance {
+    pub fn dropped(&self) -> Tally {
+        let mut d = self.dropped_lossy_limit;
+        d += self.dropped_headroom;
+        d += self.dropped_no_route;
+        d += self.dropped_fault;
+        d
+    }
+    /// delivered + dropped + in flight, to compare with `sent`.
+    pub fn accounted(&self) -> Tally {
+        let mut a = self.delivered;
+        a += self.dropped();
+        a += self.in_flight;
+        a
+    }
+}
+
+/// The run's conservation figures and the verdict.
+#[derive(Resource, Clone, Debug, Default, Serialize)]
+pub struct Conservation {
+    /// Every class that carried data, in class order.
+    pub classes: Vec<ClassBalance>,
+    /// PFC frames the switches sent.
+    pub switch_pfc_pause_sent: u64,
+    pub switch_pfc_resume_sent: u64,
+    /// What is wrong, one line each; empty when the balance holds.
+    pub violations: Vec<String>,
+    /// Lossless classes that lost packets to exceeded headroom: reported, not a violation (the
+    /// switch's settings, not the simulator, are at fault).
+    pub warnings: Vec<String>,
+}
+
+impl Conservation {
+    pub fn ok(&self) -> bool {
+        self.violations.is_empty()
+    }
+    /// Totals over classes: (sent, delivered, dropped, in flight).
+    pub fn totals(&self) -> [Tally; 4] {
+        let mut t = [Tally::default(); 4];
+        for c in &self.classes {
+            t[0] += c.sent;
+            t[1] += c.delivered;
+            t[2] += c.dropped();
+            t[3] += c.in_flight;
+        }
+        t
+    }
+}
+
+/// The balance now, from the world between segments (switches and NICs back in it).
+pub fn measure(world: &World) -> Conservation {
+    let Some(fabric) = world.get_resource::<Fabric>() else {
+        return Conservation::default();
+    };
+    let fabric = &fabric.0;
+    let lossless = world
+        .get_resource::<FabricConfig>()
+        .map_or([false; 8], |c| c.switch.Lossless);
+    let mut bal: [ClassBalance; 8] = std::array::from_fn(|c| ClassBalance {
+        class: c as u8,
+        lossless: lossless[c],
+        ..Default::default()
+    });
+    if let Some(mut dirs) = world.try_query::<&LinkDirection>() {
+        for h in 0..fabric.num_hosts() as u32 {
+            if let Ok(d) = dirs.get(world, fabric.dirs[fabric.host_egress(h) as usize]) {
+                for (b, t) in bal.iter_mut().zip(d.data_by_class) {
+                    b.sent += t;
+                }
+            }
+        }
+    }
+    let delivered = world.get_resource::<Delivered>().copied().unwrap_or_default();
+    let faults = world.get_resource::<FaultDrops>().copied().unwrap_or_default();
+    for (c, b) in bal.iter_mut().enumerate() {
+        b.delivered = delivered.0[c];
+        b.dropped_fault = faults.0[c];
+    }
+    let in_flight = |b: &mut [ClassBalance; 8], p: &Packet| {
+        if p.kind == PacketKind::Data {
+            b[(p.class & 7) as usize].in_flight.add(p.bytes as u64);
+        }
+    };
+    let (mut pause, mut resume) = (0, 0);
+    if let Some(mut switches) = world.try_query::<&Switch>() {
+        for sw in switches.iter(world) {
+            for (c, b) in bal.iter_mut().enumerate() {
+                b.dropped_lossy_limit += sw.counters.data_drops[DropCause::LossyLimit as usize][c];
+                b.dropped_headroom += sw.counters.data_drops[DropCause::Headroom as usize][c];
+                b.dropped_no_route += sw.counters.data_drops[DropCause::NoRoute as usize][c];
+            }
+            for p in sw.queued_data() {
+                in_flight(&mut bal, p);
+            }
+            pause += sw.counters.pfc_pause_sent;
+            resume += sw.counters.pfc_resume_sent;
+        }
+    }
+    if let Some(q) = world.get_resource::<EventQueue>() {
+        for d in 0..fabric.dir_to.len() as u32 {
+            for p in q.channel_values(fabric.kinds.packet, d) {
+                in_flight(&mut bal, p);
+            }
+        }
+    }
+    let mut out = Conservation {
+        switch_pfc_pause_sent: pause,
+        switch_pfc_resume_sent: resume,
+        ..Default::default()
+    };
+    for b in bal {
+        if b.sent == Tally::default() && b.accounted() == Tally::default() {
+            continue;
+        }
+        let acc = b.accounted();
+        if b.sent != acc {
+            out.violations.push(format!(
+                "class {}: sent {} packets ({} B) but delivered {} + dropped {} + in flight {} = {} packets ({} B)",
+                b.class,
+                b.sent.packets,
+                b.sent.bytes,
+                b.delivered.packets,
+                b.dropped().packets,
+                b.in_flight.packets,
+                acc.packets,
+                acc.bytes
+            ));
+        }
+        if b.lossless {
+            let lost = b.dropped_lossy_limit.packets + b.dropped_no_route.packets;
+            if lost > 0 {
+                out.violations.push(format!(
+                    "class {} is lossless but {} data packets were dropped ({} for a lossy limit, {} for no route)",
+                    b.class, lost, b.dropped_lossy_limit.packets, b.dropped_no_route.packets
+                ));
+            }
+            if b.dropped_headroom.packets > 0 {
+                out.warnings.push(format!(
+                    "class {} is lossless but {} data packets exceeded a switch's PFC headroom \
+                     (PfcHeadroom is too small for the links' delay)",
+                    b.class, b.dropped_headroom.packets
+                ));
+            }
+        }
+        out.classes.push(b);
+    }
+    out
+}
+
+/// `Finish`: the end-of-run balance, as a resource for the summary and the manifest.
+pub fn check_conservation(world: &mut World) {
+    let c = measure(world);
+    world.insert_resource(c);
+}
+
+/// Beacon columns: the running balance of data packets, summed over classes.
+pub fn register_beacon_columns(app: &mut App) {
+    app.add_beacon_column("data_sent", |w| measure(w).totals()[0].packets);
+    app.add_beacon_column("data_delivered", |w| measure(w).totals()[1].packets);
+    app.add_beacon_column("data_dropped", |w| measure(w).totals()[2].packets);
+    app.add_beacon_column("data_in_flight", |w| measure(w).totals()[3].packets);
+}
