@@ -4,7 +4,9 @@ mod contract;
 mod reference;
 
 mod app_records;
+mod conservation;
 mod determinism;
+mod incast;
 mod memory;
 mod pgo;
 mod scenarios;

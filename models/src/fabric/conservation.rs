@@ -161,6 +161,11 @@ pub fn measure(world: &World) -> Conservation {
             }
         }
     }
+    judge(bal, pause, resume)
+}
+
+/// The verdict on each class's balance.
+pub fn judge(bal: [ClassBalance; 8], pause: u64, resume: u64) -> Conservation {
     let mut out = Conservation {
         switch_pfc_pause_sent: pause,
         switch_pfc_resume_sent: resume,
@@ -217,4 +222,70 @@ pub fn register_beacon_columns(app: &mut App) {
     app.add_beacon_column("data_delivered", |w| measure(w).totals()[1].packets);
     app.add_beacon_column("data_dropped", |w| measure(w).totals()[2].packets);
     app.add_beacon_column("data_in_flight", |w| measure(w).totals()[3].packets);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(packets: u64, bytes: u64) -> Tally {
+        Tally { packets, bytes }
+    }
+
+    fn balances() -> [ClassBalance; 8] {
+        let mut b: [ClassBalance; 8] = std::array::from_fn(|c| ClassBalance {
+            class: c as u8,
+            lossless: c == 0,
+            ..Default::default()
+        });
+        // Class 0 (lossless): 10 sent, 7 delivered, 3 on the wire. Class 1 (lossy): 5 sent, 2
+        // delivered, 2 dropped at a full queue, 1 lost to an injected fault.
+        b[0].sent = t(10, 41_540);
+        b[0].delivered = t(7, 29_078);
+        b[0].in_flight = t(3, 12_462);
+        b[1].sent = t(5, 500);
+        b[1].delivered = t(2, 200);
+        b[1].dropped_lossy_limit = t(2, 200);
+        b[1].dropped_fault = t(1, 100);
+        b
+    }
+
+    #[test]
+    fn a_balance_that_adds_up_holds_and_lists_only_classes_with_traffic() {
+        let c = judge(balances(), 4, 3);
+        assert!(c.ok(), "{:?}", c.violations);
+        assert!(c.warnings.is_empty());
+        assert_eq!(c.classes.iter().map(|b| b.class).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(c.totals(), [t(15, 42_040), t(9, 29_278), t(3, 300), t(3, 12_462)]);
+    }
+
+    #[test]
+    fn a_packet_unaccounted_for_is_a_violation_in_packets_or_bytes() {
+        let mut b = balances();
+        b[0].delivered = t(6, 29_078);
+        assert_eq!(judge(b, 0, 0).violations.len(), 1);
+        let mut b = balances();
+        b[1].delivered = t(2, 199);
+        let c = judge(b, 0, 0);
+        assert!(
+            c.violations[0].starts_with("class 1: sent 5 packets (500 B)"),
+            "{:?}",
+            c.violations
+        );
+    }
+
+    #[test]
+    fn a_lossless_class_may_lose_only_to_exceeded_headroom_which_is_a_warning() {
+        let mut b = balances();
+        b[0].in_flight = t(2, 8_308);
+        b[0].dropped_headroom = t(1, 4_154);
+        let c = judge(b, 0, 0);
+        assert!(c.ok(), "{:?}", c.violations);
+        assert_eq!(c.warnings.len(), 1);
+        let mut b = balances();
+        b[0].in_flight = t(2, 8_308);
+        b[0].dropped_no_route = t(1, 4_154);
+        let c = judge(b, 0, 0);
+        assert!(c.violations[0].contains("lossless"), "{:?}", c.violations);
+    }
 }

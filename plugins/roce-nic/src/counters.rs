@@ -17,5 +17,8 @@ pub fn register_beacon_columns(app: &mut App) {
     app.add_beacon_column("nic_data_bytes", |w| total(w, |c| c.data_bytes_sent));
     app.add_beacon_column("nic_pfc_pause_sent", |w| total(w, |c| c.pfc_pause_sent));
     app.add_beacon_column("nic_pfc_pause_received", |w| total(w, |c| c.pfc_pause_received));
+    app.add_beacon_column("nic_pfc_resume_sent", |w| total(w, |c| c.pfc_resume_sent));
     app.add_beacon_column("nic_retransmitted", |w| total(w, |c| c.retransmitted_packets));
+    app.add_beacon_column("nic_timeouts", |w| total(w, |c| c.timeouts));
+    app.add_beacon_column("nic_rx_drops", |w| total(w, |c| c.ingress_drops));
 }

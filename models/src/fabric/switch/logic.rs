@@ -137,5 +137,6 @@ pub fn register_beacon_columns(app: &mut App) {
     });
     app.add_beacon_column("pfc_pause_sent", |w| sum(w, |s| s.counters.pfc_pause_sent));
     app.add_beacon_column("pfc_pause_received", |w| sum(w, |s| s.counters.pfc_pause_received));
+    app.add_beacon_column("pfc_resume_sent", |w| sum(w, |s| s.counters.pfc_resume_sent));
     app.add_beacon_column("ecn_marked", |w| sum(w, |s| s.counters.ecn_marked));
 }

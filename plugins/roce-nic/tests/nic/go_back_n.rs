@@ -22,7 +22,11 @@ fn one_wqe_losing(psn: u32) -> App {
         DriverConfig::new(vec![(0, 1)], 1),
         tap,
     );
-    run(&mut app, SimTime::from_us(300));
+    // Long enough for one retransmission timeout and the resend after it.
+    run(
+        &mut app,
+        SimTime::from_us(300) + RoceNicConfig::default().RetransmitTimeout.0,
+    );
     app
 }
 
@@ -71,7 +75,7 @@ fn a_lost_last_packet_is_resent_after_the_timeout() {
     assert_each_completes_once(w);
     let t = w.resource::<DriverLog>().completions[0].times;
     // Nothing follows the last packet, so no NAK: the timer, armed when that packet left the
-    // port (first_tx + 5,071,920 ps), fires RetransmitTimeout (100 us) later. With one ACK per
+    // port (first_tx + 5,071,920 ps), fires RetransmitTimeout (67.1 ms) later. With one ACK per
     // WQE nothing was acknowledged, so the whole WQE goes again: fetch, network, ACK.
     let deadline = t.first_tx + f.wqe_serialization(WQE_BYTES) + nic.RetransmitTimeout.0;
     assert_eq!(
