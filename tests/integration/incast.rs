@@ -20,11 +20,20 @@ struct Incast {
 }
 
 fn run_incast(egress_buffer: &str) -> Incast {
+    run_incast_with(&format!("EgressBufferManager: (BufferSize: \"{egress_buffer}\")"), &[])
+}
+
+/// The incast with `nic_fields` inside `RoceNic((...))` and `overrides`.
+fn run_incast_with(nic_fields: &str, overrides: &[&str]) -> Incast {
     let path = scenario_path("spec-ratios-0.9-0.1.ron");
     let text = std::fs::read_to_string(&path).expect("the shipped scenario");
-    let nic = format!("nic: RoceNic((EgressBufferManager: (BufferSize: \"{egress_buffer}\"))),");
+    let nic = format!("nic: RoceNic(({nic_fields})),");
     assert!(text.contains("nic: RoceNic(()),"), "the scenario's NIC line moved");
-    let loaded = load_str("spec-ratios-0.9-0.1.ron", &text.replace("nic: RoceNic(()),", &nic), &[]);
+    let loaded = load_str(
+        "spec-ratios-0.9-0.1.ron",
+        &text.replace("nic: RoceNic(()),", &nic),
+        overrides,
+    );
     let (outcome, dir) = run_loaded(&loaded, "incast");
     let perf = Csv::read(&dir.file("ratios-0.9-0.1-rdma-perf-0.csv"));
     let (name, end) = (perf.col("application_name"), perf.col("sim_time_sec"));
@@ -100,5 +109,31 @@ fn the_incast_runs_full_length_without_a_stall_a_drop_or_a_resend() {
     for h in handles {
         let (pool, mut run) = h.join().expect("run thread");
         check(&mut run, pool);
+    }
+}
+
+#[test]
+fn resends_racing_a_completion_never_leak_the_transmit_pool() {
+    // A 100 us timeout is below this incast's queueing delay, so timers fire on WQEs whose
+    // first transmission is still queued: go-back-N refetches their payload, and the ACK of
+    // the first transmission then completes them mid-resend. The payload fetched for the
+    // resend must go back to the pool; when it did not, the pool filled and two connections
+    // stopped for good after about 0.03 s. Stop at 0.106 s: every connection still completes.
+    let stop = 106 * PS_PER_SEC / 1000;
+    let run = run_incast_with("RetransmitTimeout: \"100us\"", &["simulation.RunTime=0.1"]);
+    let s = &run.outcome.summary;
+    assert!(s.conservation.ok(), "{:?}", s.conservation.violations);
+    assert!(
+        s.nic_losses.timeouts > 100,
+        "the race needs timeouts: {:?}",
+        s.nic_losses
+    );
+    assert_eq!(run.last_completion.len(), 15);
+    for (name, &t) in &run.last_completion {
+        assert!(
+            t >= stop - PS_PER_SEC / 1000,
+            "{name} completed nothing after {:.6} s",
+            t as f64 / PS_PER_SEC as f64
+        );
     }
 }
