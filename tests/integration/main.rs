@@ -6,6 +6,7 @@ mod reference;
 mod app_records;
 mod conservation;
 mod determinism;
+mod goodput;
 mod incast;
 mod memory;
 mod pgo;
