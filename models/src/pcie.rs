@@ -163,6 +163,12 @@ impl PcieDirection {
             self.busy_until = ready + ser;
             return ready;
         }
+        // A backlog (a burst of fetches): no gap from `ready` to the end, so it goes at the end.
+        if ready >= self.last_start {
+            let begin = self.busy_until;
+            self.busy_until = begin + ser;
+            return begin;
+        }
         self.place_before_end(now, ready, ser)
     }
 
