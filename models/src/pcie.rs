@@ -1,12 +1,16 @@
-//! The PCIe link between a host's memory and its NIC: each direction a FIFO serializer with a
-//! rate and a latency, transfers cut into TLPs of at most `MaxPayloadSize` bytes, each TLP adding
+//! The PCIe link between a host's memory and its NIC: each direction a serializer with a rate
+//! and a latency, transfers cut into TLPs of at most `MaxPayloadSize` bytes, each TLP adding
 //! `TlpOverheadBytes` (header, sequence number, LCRC, framing). Nothing else shares a host's PCIe
-//! link, so a transfer's finish time is known when it is issued: the direction keeps only the
-//! time it is busy until, and costs no events.
+//! link, so a transfer's finish time is known when it is issued and costs no events. A DMA read's
+//! data is reserved when the read is issued, for a time in the future (after its requests reach
+//! the host), so a direction keeps its reserved busy intervals and serves a transfer from its
+//! ready time if the link is idle then: a doorbell is not delayed by data that will be ready
+//! later (see `PcieDirection::place`).
 
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 /// PCIe settings, the same for every host. Defaults are ours (PCIe Gen5 x16 class): 32 GT/s x
 /// 16 lanes x 128/130 encoding = 504 Gbps per direction.
@@ -59,7 +63,13 @@ impl Default for PcieConfig {
 /// One direction of a PCIe link.
 #[derive(Clone, Debug, Default)]
 pub struct PcieDirection {
+    /// End of the last reservation: the direction is idle from here on.
     pub busy_until: SimTime,
+    /// Start of the busy block that ends at `busy_until` (reservations back to back).
+    last_start: SimTime,
+    /// Earlier busy blocks still to end, as (start, end), sorted, with idle gaps between them and
+    /// before `last_start`: only transfers placed in the future (DMA read data) leave such gaps.
+    earlier: VecDeque<(SimTime, SimTime)>,
     /// Payload bytes carried (what the transfers asked for).
     pub bytes: u64,
     /// TLP overhead bytes carried on top.
@@ -102,14 +112,20 @@ impl PcieDirection {
         (self.memo.1, self.memo.2)
     }
 
-    /// A transfer of `payload` bytes in TLPs of at most `tlp_payload` bytes, issued at `now`.
-    /// Returns when its last byte is delivered at the far end.
+    /// A transfer of `payload` bytes in TLPs of at most `tlp_payload` bytes, ready to go at
+    /// `ready` (at or after `now`, the time it is issued). Returns when its last byte is
+    /// delivered at the far end.
     #[inline]
-    pub fn transfer(&mut self, cfg: &PcieConfig, now: SimTime, payload: u64, tlp_payload: u64) -> SimTime {
+    pub fn transfer(
+        &mut self,
+        cfg: &PcieConfig,
+        now: SimTime,
+        ready: SimTime,
+        payload: u64,
+        tlp_payload: u64,
+    ) -> SimTime {
         let (overhead, ser) = self.cost(cfg, payload, tlp_payload, true);
-        let begin = now.max(self.busy_until);
-        let end = begin + ser;
-        self.busy_until = end;
+        let end = self.place(now, ready, ser) + ser;
         self.bytes += payload;
         self.overhead_bytes += overhead;
         self.transfers += 1;
@@ -121,12 +137,119 @@ impl PcieDirection {
     #[inline]
     fn request(&mut self, cfg: &PcieConfig, now: SimTime, payload: u64) -> SimTime {
         let (overhead, ser) = self.cost(cfg, payload, cfg.MaxReadRequestSize.0, false);
-        let begin = now.max(self.busy_until);
-        let end = begin + ser;
-        self.busy_until = end;
+        let end = self.place(now, now, ser) + ser;
         self.overhead_bytes += overhead;
         self.transfers += 1;
         end + cfg.Latency.0
+    }
+
+    /// Most busy blocks a direction remembers before `earlier`: past it the earliest gap is given
+    /// up (counted busy), which delays no promise. Runs keep a handful (a DMA read's data is
+    /// reserved at most a few hundred nanoseconds ahead); this only bounds a pathological case.
+    pub const MAX_BLOCKS: usize = 64;
+
+    /// Reserves `ser` of link time for a transfer ready at `ready` (issued at `now`) and returns
+    /// its start: the earliest idle gap at or after `ready` that holds it whole, else the end of
+    /// the last reservation. Times already promised never move, and transfers of one size issued
+    /// in the order they are ready go in that order.
+    #[inline]
+    fn place(&mut self, now: SimTime, ready: SimTime, ser: SimTime) -> SimTime {
+        debug_assert!(ready >= now, "a transfer is ready no earlier than it is issued");
+        // Nearly always: the link is idle from `ready` on, or busy back to back up to it.
+        if ready >= self.busy_until {
+            if ready > self.busy_until {
+                self.open_block(now, ready);
+            }
+            self.busy_until = ready + ser;
+            return ready;
+        }
+        // A backlog (a burst of fetches): no gap from `ready` to the end, so it goes at the end.
+        if ready >= self.last_start {
+            let begin = self.busy_until;
+            self.busy_until = begin + ser;
+            return begin;
+        }
+        self.place_before_end(now, ready, ser)
+    }
+
+    /// A new busy block starts at `ready`, after an idle gap: the last block is remembered while
+    /// it has not ended by `now`, as a later transfer may fit in the gap after it.
+    #[inline]
+    fn open_block(&mut self, now: SimTime, ready: SimTime) {
+        if self.busy_until > now {
+            self.prune(now);
+            self.earlier.push_back((self.last_start, self.busy_until));
+            self.bound();
+        } else if !self.earlier.is_empty() {
+            // Everything reserved has ended.
+            self.earlier.clear();
+        }
+        self.last_start = ready;
+    }
+
+    /// Forgets the blocks that ended by `now`: every later transfer is ready at or after it.
+    #[inline]
+    fn prune(&mut self, now: SimTime) {
+        while self.earlier.front().is_some_and(|b| b.1 <= now) {
+            self.earlier.pop_front();
+        }
+    }
+
+    /// Keeps `earlier` at `MAX_BLOCKS`, filling its first gap.
+    #[inline]
+    fn bound(&mut self) {
+        if self.earlier.len() > Self::MAX_BLOCKS {
+            let (start, _) = self.earlier.pop_front().expect("more than MAX_BLOCKS");
+            self.earlier[0].0 = start;
+        }
+    }
+
+    /// `place` when `ready` is before the end of the last reservation: a scan of the gaps.
+    #[inline(never)]
+    fn place_before_end(&mut self, now: SimTime, ready: SimTime, ser: SimTime) -> SimTime {
+        self.prune(now);
+        let n = self.earlier.len();
+        // Gap i is between block i - 1 (or nothing) and block i (`last_start` for i = n).
+        let mut prev_end = SimTime::ZERO;
+        for i in 0..=n {
+            let next_start = if i < n { self.earlier[i].0 } else { self.last_start };
+            let begin = ready.max(prev_end);
+            if begin + ser <= next_start {
+                self.fill_gap(i, begin, begin + ser, prev_end == begin, begin + ser == next_start);
+                return begin;
+            }
+            if i < n {
+                prev_end = self.earlier[i].1;
+            }
+        }
+        let begin = self.busy_until;
+        self.busy_until = begin + ser;
+        begin
+    }
+
+    /// Reserves [`begin`, `end`) in gap `i` (see `place_before_end`), merged with the block
+    /// before it when `after_prev` and with the block after it when `before_next`.
+    fn fill_gap(&mut self, i: usize, begin: SimTime, end: SimTime, after_prev: bool, before_next: bool) {
+        let n = self.earlier.len();
+        // With no block before gap 0, `after_prev` can only be a coincidence of time zero.
+        let after_prev = after_prev && i > 0;
+        match (after_prev, before_next) {
+            (true, true) if i < n => {
+                self.earlier[i - 1].1 = self.earlier[i].1;
+                self.earlier.remove(i);
+            }
+            (true, true) => {
+                self.last_start = self.earlier[i - 1].0;
+                self.earlier.pop_back();
+            }
+            (true, false) => self.earlier[i - 1].1 = end,
+            (false, true) if i < n => self.earlier[i].0 = begin,
+            (false, true) => self.last_start = begin,
+            (false, false) => {
+                self.earlier.insert(i, (begin, end));
+                self.bound();
+            }
+        }
     }
 }
 
@@ -143,7 +266,7 @@ pub struct PcieLink {
 impl PcieLink {
     /// A write of `bytes` from host to NIC (a doorbell), issued at `now`; returns its arrival.
     pub fn host_write(&mut self, cfg: &PcieConfig, now: SimTime, bytes: u64) -> SimTime {
-        self.host_to_nic.transfer(cfg, now, bytes, cfg.MaxPayloadSize.0)
+        self.host_to_nic.transfer(cfg, now, now, bytes, cfg.MaxPayloadSize.0)
     }
 
     /// A DMA read of `bytes` by the NIC at `now`: read requests (TLP headers only, one per
@@ -151,67 +274,15 @@ impl PcieLink {
     /// NIC. Returns when the last byte is at the NIC.
     pub fn dma_read(&mut self, cfg: &PcieConfig, now: SimTime, bytes: u64) -> SimTime {
         let req_at_host = self.nic_to_host.request(cfg, now, bytes);
-        self.host_to_nic.transfer(cfg, req_at_host, bytes, cfg.MaxPayloadSize.0)
+        self.host_to_nic
+            .transfer(cfg, now, req_at_host, bytes, cfg.MaxPayloadSize.0)
     }
 
     /// A DMA write of `bytes` from the NIC into host memory at `now`; returns when it is done.
     pub fn dma_write(&mut self, cfg: &PcieConfig, now: SimTime, bytes: u64) -> SimTime {
-        self.nic_to_host.transfer(cfg, now, bytes, cfg.MaxPayloadSize.0)
+        self.nic_to_host.transfer(cfg, now, now, bytes, cfg.MaxPayloadSize.0)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn doorbell_is_92_bytes_plus_one_tlp() {
-        let cfg = PcieConfig::default();
-        let mut link = PcieLink::default();
-        let at = link.host_write(&cfg, SimTime::ZERO, 92);
-        assert_eq!(link.host_to_nic.bytes, 92);
-        assert_eq!(link.host_to_nic.overhead_bytes, 24);
-        // (92 + 24) B x 8 / 504 Gbps, rounded up to the picosecond, plus 250 ns.
-        let ser = (116u64 * 8 * 1_000_000_000_000).div_ceil(504_000_000_000);
-        assert_eq!(at, SimTime(ser + 250_000));
-    }
-
-    #[test]
-    fn dma_read_pays_requests_then_completions() {
-        let cfg = PcieConfig::default();
-        let mut link = PcieLink::default();
-        let at = link.dma_read(&cfg, SimTime::ZERO, 4096);
-        // 8 read requests of 24 B; 16 completions of 256 B + 24 B.
-        assert_eq!(link.nic_to_host.overhead_bytes, 8 * 24);
-        assert_eq!(link.host_to_nic.bytes, 4096);
-        assert_eq!(link.host_to_nic.overhead_bytes, 16 * 24);
-        let req = cfg.Rate.serialization_time(192).0 + 250_000;
-        let data = cfg.Rate.serialization_time(4096 + 384).0 + 250_000;
-        assert_eq!(at, SimTime(req + data));
-    }
-
-    #[test]
-    fn the_memo_never_changes_a_cost() {
-        // One direction used with alternating payloads, chunks, kinds and settings gives what a
-        // fresh direction works out for each.
-        let fast = PcieConfig {
-            Rate: Rate(1_000_000_000_000),
-            TlpOverheadBytes: Size(20),
-            ..PcieConfig::default()
-        };
-        let cfgs = [PcieConfig::default(), fast];
-        let mut long_lived = PcieDirection::default();
-        for i in 0..200u64 {
-            let cfg = &cfgs[(i / 7 % 2) as usize];
-            let payload = [4096, 4096, 100, 0, 4096, 1][(i % 6) as usize];
-            let chunk = [256, 512][(i / 3 % 2) as usize];
-            let carried = i % 5 != 0;
-            let got = long_lived.cost(cfg, payload, chunk, carried);
-            let want = PcieDirection::default().cost(cfg, payload, chunk, carried);
-            let overhead = payload.div_ceil(chunk).max(1) * cfg.TlpOverheadBytes.0;
-            let wire = if carried { payload + overhead } else { overhead };
-            assert_eq!(got, want, "transfer {i}");
-            assert_eq!(got, (overhead, cfg.Rate.serialization_time(wire)), "transfer {i}");
-        }
-    }
-}
+mod tests;
