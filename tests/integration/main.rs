@@ -6,6 +6,7 @@ mod reference;
 mod app_records;
 mod determinism;
 mod memory;
+mod pcie_doorbell;
 mod pgo;
 mod scenarios;
 mod spec_examples;
