@@ -9,6 +9,7 @@ mod determinism;
 mod goodput;
 mod incast;
 mod memory;
+mod pcie_doorbell;
 mod pgo;
 mod scenarios;
 mod spec_examples;
