@@ -16,6 +16,7 @@
 //! segments, where beacons, the `Finish` phase and tests look, the switches are in the world;
 //! while events run, other handlers must not look for them (they ask the fabric by event).
 
+pub mod deadlock;
 pub mod link;
 pub mod switch;
 pub mod switch_config;

@@ -5,6 +5,7 @@ use bevy_ecs::prelude::*;
 use engine::prelude::*;
 use models::fabric::Fabric;
 use models::fabric::link::LinkDirection;
+use models::watchdog::WatchdogReport;
 use scala_rdma::{InitiatorInstance, ScalaRdma};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -32,6 +33,8 @@ pub struct Summary {
     pub wqes_posted: u64,
     pub wqes_completed: u64,
     pub pairs: Vec<PairGoodput>,
+    /// What the progress watchdog found (`models::watchdog`): stalled connections, PFC deadlocks.
+    pub watchdog: WatchdogReport,
 }
 
 pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
@@ -73,6 +76,7 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
         wqes_posted: posted,
         wqes_completed: completed,
         pairs,
+        watchdog: world.get_resource::<WatchdogReport>().cloned().unwrap_or_default(),
     }
 }
 
@@ -106,6 +110,23 @@ impl std::fmt::Display for Summary {
                 p.initiator, p.responder, p.wqes, p.gbps
             )?;
         }
+        let w = &self.watchdog;
+        if w.is_empty() {
+            writeln!(f, "watchdog        no stalled connection, no PFC deadlock")?;
+        } else {
+            writeln!(
+                f,
+                "watchdog        {} stalled connections, {} PFC deadlocks:",
+                w.stalls.len(),
+                w.deadlocks.len()
+            )?;
+            for s in &w.stalls {
+                writeln!(f, "  stalled: {s}")?;
+            }
+            for d in &w.deadlocks {
+                writeln!(f, "  {d}")?;
+            }
+        }
         Ok(())
     }
 }
@@ -123,9 +144,19 @@ pub struct Manifest<'a> {
     pub wall_sec: f64,
     pub events: u64,
     pub files: Vec<String>,
+    /// The watchdog's findings (as in the summary) and whether they fail the run.
+    pub watchdog: ManifestWatchdog<'a>,
 }
 
-pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &Summary, files: Vec<String>) -> Manifest<'a> {
+#[derive(Debug, Serialize)]
+pub struct ManifestWatchdog<'a> {
+    /// `Fatal` (or `--strict`) and something found: `rdmasim run` exits 1.
+    pub failed: bool,
+    #[serde(flatten)]
+    pub report: &'a WatchdogReport,
+}
+
+pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &'a Summary, files: Vec<String>) -> Manifest<'a> {
     Manifest {
         simulation: name,
         scenario_file: &loaded.file,
@@ -137,5 +168,17 @@ pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &Summary, files:
         wall_sec: summary.wall_sec,
         events: summary.events,
         files,
+        watchdog: ManifestWatchdog {
+            failed: summary.watchdog_failed(loaded),
+            report: &summary.watchdog,
+        },
+    }
+}
+
+impl Summary {
+    /// Whether the watchdog's findings fail the run: `watchdog.Fatal` (`--strict` sets it) and
+    /// something found.
+    pub fn watchdog_failed(&self, loaded: &Loaded) -> bool {
+        loaded.scenario.watchdog.Fatal && !self.watchdog.is_empty()
     }
 }
