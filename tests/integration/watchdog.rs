@@ -120,7 +120,7 @@ fn no_shipped_scenario_reports_anything_at_runtime_0_01() {
         "spec-ratios-0.9-0.1.ron",
         "star.ron",
     ] {
-        let w = watchdog_of(f, &["simulation.RunTime=0.01", "watchdog.StallTimeout=0.01"]);
+        let w = watchdog_of(f, &["simulation.RunTime=0.01", "watchdog=(StallTimeout: 0.01)"]);
         assert!(w.is_empty(), "{f}: {w:?}");
     }
 }
