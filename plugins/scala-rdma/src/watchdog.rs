@@ -29,6 +29,18 @@ struct Look {
     reported: Option<usize>,
 }
 
+/// What one look found about a connection.
+enum Finding {
+    /// A reported connection (its index in the report) completed a WQE again.
+    Resumed { report: usize },
+    Stalled {
+        conn: usize,
+        inst: InitiatorInstance,
+        unanswered: bool,
+        since: SimTime,
+    },
+}
+
 /// The check, a `BeaconTick` and `Finish` system.
 pub fn check_stalls(world: &mut World) {
     let now = world.resource::<EventQueue>().now();
@@ -54,59 +66,73 @@ pub fn check_stalls(world: &mut World) {
             // Charged from the request: nothing can have answered it before it went out.
             look.since = inst.requested_at;
         } else if inst.completed != look.completed || !outstanding || !look.outstanding {
-            if let (Some(i), true) = (look.reported, inst.completed != look.completed) {
-                found.push((i, None, now));
+            if let (Some(report), true) = (look.reported, inst.completed != look.completed) {
+                found.push(Finding::Resumed { report });
             }
             look.since = now;
         }
         look.completed = inst.completed;
         look.outstanding = outstanding;
-        let stuck = unanswered || outstanding;
-        if stuck && look.reported.is_none() && now - look.since >= timeout {
-            found.push((usize::MAX, Some((conn, inst.clone(), unanswered)), look.since));
+        if (unanswered || outstanding) && look.reported.is_none() && now - look.since >= timeout {
+            found.push(Finding::Stalled {
+                conn,
+                inst: inst.clone(),
+                unanswered,
+                since: look.since,
+            });
         }
+    }
+    if found.is_empty() {
+        world.insert_resource(watch);
+        return;
     }
     let diag = world.get_resource::<QpDiagnostics>().copied().unwrap_or_default();
     let fabric = world.resource::<models::fabric::Fabric>().0.clone();
     let name = |n: u32| fabric.topology.nodes[n as usize].name.clone();
-    let mut new = Vec::new();
-    for (i, stalled, at) in found {
-        match stalled {
-            None => new.push((i, None, at)),
-            Some((conn, inst, unanswered)) => {
-                let spec = world.resource::<Connections>().list[conn].clone();
-                let s = StalledConnection {
-                    connection: conn as u32,
-                    initiator: inst.node,
-                    initiator_name: name(inst.node),
-                    responder: inst.responder,
-                    responder_name: name(inst.responder),
-                    index: inst.index,
-                    class: inst.class,
-                    phase: if unanswered { "setup" } else { "data" },
-                    posted: inst.posted,
-                    completed: inst.completed,
-                    since_sec: at.as_secs_f64(),
-                    detected_sec: now.as_secs_f64(),
-                    resumed_sec: None,
-                    qp_state: (diag.0)(world, &spec),
-                };
-                new.push((conn, Some(s), at));
-            }
+    let mut stalls = Vec::new();
+    for f in &found {
+        if let Finding::Stalled {
+            conn,
+            inst,
+            unanswered,
+            since,
+        } = f
+        {
+            let spec = world.resource::<Connections>().list[*conn].clone();
+            stalls.push(StalledConnection {
+                connection: *conn as u32,
+                initiator: inst.node,
+                initiator_name: name(inst.node),
+                responder: inst.responder,
+                responder_name: name(inst.responder),
+                index: inst.index,
+                class: inst.class,
+                phase: if *unanswered { "setup" } else { "data" },
+                posted: inst.posted,
+                completed: inst.completed,
+                since_sec: since.as_secs_f64(),
+                detected_sec: now.as_secs_f64(),
+                resumed_sec: None,
+                qp_state: (diag.0)(world, &spec),
+            });
         }
     }
     let mut report = world.get_resource_or_insert_with(WatchdogReport::default);
-    for (i, s, at) in new {
-        match s {
-            None => {
-                if let Some(r) = report.stalls.get_mut(i) {
-                    r.resumed_sec.get_or_insert(at.as_secs_f64());
-                }
-            }
-            Some(s) => {
-                watch.looks[i].reported = Some(report.stalls.len());
-                report.stalls.push(s);
-            }
+    for f in &found {
+        if let Finding::Resumed { report: i } = f
+            && let Some(r) = report.stalls.get_mut(*i)
+        {
+            r.resumed_sec.get_or_insert(now.as_secs_f64());
+        }
+    }
+    for (f, s) in found
+        .iter()
+        .filter(|f| matches!(f, Finding::Stalled { .. }))
+        .zip(stalls)
+    {
+        if let Finding::Stalled { conn, .. } = f {
+            watch.looks[*conn].reported = Some(report.stalls.len());
+            report.stalls.push(s);
         }
     }
     world.insert_resource(watch);
