@@ -98,6 +98,28 @@ fn a_connection_that_can_never_deliver_is_named_in_the_summary_and_the_manifest(
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn a_connection_request_that_is_never_answered_is_named_in_setup() {
+    // A drop-tail limit of 100 B drops the lossy application's 322 B connection request too:
+    // the request (at the client window's start, 0.002 s) is never answered, and the Responder
+    // never creates its queue pair.
+    let loaded = rdmasim::scenario::load_text("stall.ron", STALL_SCENARIO, &["switch.LossyQueueLimit=100".into()])
+        .expect("loads");
+    let setup = rdmasim::RunSetup {
+        output: engine::records::Output::Null,
+        name: None,
+        clock: engine::clock::WallClock::fixed_at(0),
+    };
+    let w = rdmasim::run(&loaded, &setup, None).expect("runs").summary.watchdog;
+    assert_eq!(w.stalls.len(), 1, "{w:?}");
+    let s = &w.stalls[0];
+    assert_eq!((s.connection, s.phase, s.posted), (1, "setup", 0));
+    // Charged from the request itself; the first look at or past 0.002 + 0.005 s reports it.
+    assert_eq!((s.since_sec, s.detected_sec), (0.002, 0.007));
+    assert!(s.qp_state.starts_with("Initiator QP 0: ready false"), "{}", s.qp_state);
+    assert!(s.qp_state.ends_with("Responder QP not created"), "{}", s.qp_state);
+}
+
 fn watchdog_of(file: &str, overrides: &[&str]) -> WatchdogReport {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let loaded = rdmasim::scenario::load_path(&root().join("scenarios").join(file), &overrides).expect("loads");
