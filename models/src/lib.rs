@@ -10,6 +10,7 @@ pub mod sets;
 pub mod testkit;
 pub mod topology;
 pub mod trace;
+pub mod watchdog;
 pub mod wire;
 
 pub use packet::{Packet, PacketKind};

@@ -173,6 +173,19 @@ pub fn recording_window(world: &World) -> (SimTime, SimTime) {
         .map_or((SimTime::ZERO, SimTime::MAX), |t| (t.recording_start, t.recording_end))
 }
 
+/// How a NIC describes a connection's queue pairs for the progress watchdog: one line, read
+/// between segments (beacon ticks, the end of the run), only when a connection is reported, so
+/// it costs nothing otherwise. The contract plugin installs one that says `unknown`; a NIC
+/// plugin replaces it in its `build`.
+#[derive(Resource, Clone, Copy)]
+pub struct QpDiagnostics(pub fn(&World, &ConnectionSpec) -> String);
+
+impl Default for QpDiagnostics {
+    fn default() -> Self {
+        QpDiagnostics(|_, _| "unknown (the NIC model does not describe its queue pairs)".into())
+    }
+}
+
 /// Declares the contract's event kinds. Added before any NIC or application plugin.
 pub struct NicContractPlugin;
 
@@ -189,6 +202,7 @@ impl Plugin for NicContractPlugin {
         app.insert_resource(Connections::default());
         app.insert_resource(DeliveredInWindow::default());
         app.insert_resource(NicLosses::default());
+        app.insert_resource(QpDiagnostics::default());
         app.insert_resource(crate::trace::Tracers::default());
     }
 }

@@ -15,3 +15,4 @@ mod scenarios;
 mod spec_examples;
 mod swap;
 mod trace;
+mod watchdog;

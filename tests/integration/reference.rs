@@ -188,6 +188,11 @@ fn every_config_field_has_a_checked_row() {
     p.extend(check_table::<IngressBufferManager>(&doc, "`IngressBufferManager`", &[]));
     p.extend(check_table::<models::pcie::PcieConfig>(&doc, "`PcieConfig`", &[]));
     p.extend(check_table::<ideal_nic::IdealNicConfig>(&doc, "`IdealNicConfig`", &[]));
+    p.extend(check_table::<models::watchdog::WatchdogConfig>(
+        &doc,
+        "`WatchdogConfig`",
+        &[],
+    ));
     p.extend(check_table::<scala_rdma::ScalaRdmaConfig>(
         &doc,
         "`ScalaRdmaConfig`",

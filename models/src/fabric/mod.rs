@@ -17,6 +17,7 @@
 //! while events run, other handlers must not look for them (they ask the fabric by event).
 
 pub mod conservation;
+pub mod deadlock;
 pub mod link;
 pub mod switch;
 pub mod switch_config;

@@ -3,6 +3,7 @@
 //! acknowledgments, go-back-N. It implements the NIC contract of `models::nic`; see README.md.
 pub mod config;
 pub mod counters;
+pub mod diagnostics;
 pub mod plugin;
 pub mod rx;
 pub mod state;

@@ -73,6 +73,7 @@ impl Plugin for RoceNicPlugin {
             fabric.arrive,
         );
         crate::counters::register_beacon_columns(app);
+        app.insert_resource(models::nic::QpDiagnostics(crate::diagnostics::describe));
     }
 }
 

@@ -8,6 +8,7 @@ pub mod plan;
 pub mod plugin;
 pub mod record;
 pub mod runtime;
+pub mod watchdog;
 
 pub use config::ScalaRdmaConfig;
 pub use plan::Plan;

@@ -6,6 +6,7 @@ use crate::runtime::{self, AppKinds, ScalaRdma};
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
+use models::fabric::deadlock::WatchdogSystems;
 use models::nic::NicContract;
 use models::sets::BuildSet;
 
@@ -52,6 +53,15 @@ impl Plugin for ScalaRdmaPlugin {
                 .in_set(BuildSet::Applications)
                 .in_set(ScalaRdmaSystems),
         );
+        // The stall watchdog looks between segments only; after the fabric's (same report).
+        let stalls = || {
+            crate::watchdog::check_stalls
+                .in_set(WatchdogSystems::Application)
+                .after(WatchdogSystems::Fabric)
+                .in_set(ScalaRdmaSystems)
+        };
+        app.add_systems(BeaconTick, stalls());
+        app.add_systems(Finish, stalls());
         app.add_beacon_column("tx_client", |w| {
             w.get_resource::<ScalaRdma>().map_or(0, |a| a.tx_client)
         });

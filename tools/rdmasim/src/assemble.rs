@@ -45,6 +45,7 @@ pub fn plugins(loaded: &Loaded) -> PluginGroupBuilder {
     PluginGroupBuilder::default()
         .add(NicContractPlugin)
         .add(FabricPlugin)
+        .add(models::fabric::deadlock::PfcDeadlockPlugin)
         .add(ScenarioNic(loaded.scenario.nic.value.clone_box()))
         .add(ScalaRdmaPlugin {
             apps: loaded.scala_apps(),
@@ -68,6 +69,7 @@ pub fn build_app_with(loaded: &Loaded, setup: &RunSetup, group: PluginGroupBuild
         switch: s.switch.clone(),
         seed,
     });
+    app.insert_resource(s.watchdog.clone());
     app.insert_resource(RunInfo {
         simulation: name.clone(),
         job_id: job_id(&name, loaded),

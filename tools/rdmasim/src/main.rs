@@ -1,5 +1,6 @@
 //! `rdmasim`: run, validate and plan RoCEv2 fabric scenarios. Exit codes: 0 success, 2 bad
-//! input (the message names the file, line, column and field), 1 internal failure.
+//! input (the message names the file, line, column and field), 1 internal failure or, with
+//! `watchdog.Fatal` or `--strict`, a stalled connection or a PFC deadlock.
 
 use clap::{Parser, Subcommand, ValueEnum};
 use engine::clock::WallClock;
@@ -50,6 +51,9 @@ enum Command {
         /// No progress bar, even on a terminal.
         #[arg(long)]
         quiet: bool,
+        /// A stalled connection or a PFC deadlock fails the run (exit 1), as `watchdog.Fatal`.
+        #[arg(long)]
+        strict: bool,
     },
     /// Checks a scenario without running it.
     Validate {
@@ -140,11 +144,13 @@ fn dispatch(cli: Cli) -> ExitCode {
             name,
             json,
             quiet,
+            strict,
         } => {
-            let loaded = match load(&args) {
+            let mut loaded = match load(&args) {
                 Ok(l) => l,
                 Err(c) => return c,
             };
+            loaded.scenario.watchdog.Fatal |= strict;
             if let Some(n) = &name
                 && (n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
             {
@@ -179,6 +185,16 @@ fn dispatch(cli: Cli) -> ExitCode {
                     }
                     if o.summary.failed() {
                         eprintln!("rdmasim: the run broke conservation (see the summary's violation lines): a bug");
+                        return ExitCode::from(1);
+                    }
+                    if o.summary.watchdog_failed(&loaded) {
+                        let w = &o.summary.watchdog;
+                        for s in &w.stalls {
+                            eprintln!("rdmasim: watchdog: stalled {s}");
+                        }
+                        for d in &w.deadlocks {
+                            eprintln!("rdmasim: watchdog: {d}");
+                        }
                         return ExitCode::from(1);
                     }
                     ExitCode::SUCCESS

@@ -31,6 +31,9 @@ pub struct Scenario {
     pub switch: SwitchConfig,
     /// The applications, by name: `[ScalaRdma((...))]`.
     pub applications: Vec<Selection<dyn ApplicationModel>>,
+    /// The progress watchdog: stall and PFC deadlock timeouts, and whether a finding fails the run.
+    #[serde(default)]
+    pub watchdog: models::watchdog::WatchdogConfig,
 }
 
 /// A loaded, checked scenario and what was derived from it.

@@ -7,6 +7,7 @@ use models::fabric::Fabric;
 use models::fabric::conservation::Conservation;
 use models::fabric::link::LinkDirection;
 use models::nic::{DeliveredInWindow, NicLosses};
+use models::watchdog::WatchdogReport;
 use scala_rdma::{InitiatorInstance, ScalaRdma};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -40,6 +41,8 @@ pub struct Summary {
     /// "Conservation").
     pub conservation: Conservation,
     pub nic_losses: NicLosses,
+    /// What the progress watchdog found (`models::watchdog`): stalled connections, PFC deadlocks.
+    pub watchdog: WatchdogReport,
 }
 
 impl Summary {
@@ -100,6 +103,7 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
         pairs,
         conservation: world.get_resource::<Conservation>().cloned().unwrap_or_default(),
         nic_losses: world.get_resource::<NicLosses>().copied().unwrap_or_default(),
+        watchdog: world.get_resource::<WatchdogReport>().cloned().unwrap_or_default(),
     }
 }
 
@@ -133,7 +137,25 @@ impl std::fmt::Display for Summary {
                 p.initiator, p.responder, p.wqes, p.gbps
             )?;
         }
-        write_conservation(f, &self.conservation, &self.nic_losses)
+        write_conservation(f, &self.conservation, &self.nic_losses)?;
+        let w = &self.watchdog;
+        if w.is_empty() {
+            writeln!(f, "watchdog        no stalled connection, no PFC deadlock")?;
+        } else {
+            writeln!(
+                f,
+                "watchdog        {} stalled connections, {} PFC deadlocks:",
+                w.stalls.len(),
+                w.deadlocks.len()
+            )?;
+            for s in &w.stalls {
+                writeln!(f, "  stalled: {s}")?;
+            }
+            for d in &w.deadlocks {
+                writeln!(f, "  {d}")?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -189,6 +211,16 @@ pub struct Manifest<'a> {
     pub files: Vec<String>,
     pub conservation: &'a Conservation,
     pub nic_losses: NicLosses,
+    /// The watchdog's findings (as in the summary) and whether they fail the run.
+    pub watchdog: ManifestWatchdog<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ManifestWatchdog<'a> {
+    /// `Fatal` (or `--strict`) and something found: `rdmasim run` exits 1.
+    pub failed: bool,
+    #[serde(flatten)]
+    pub report: &'a WatchdogReport,
 }
 
 pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &'a Summary, files: Vec<String>) -> Manifest<'a> {
@@ -205,5 +237,17 @@ pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &'a Summary, fil
         files,
         conservation: &summary.conservation,
         nic_losses: summary.nic_losses,
+        watchdog: ManifestWatchdog {
+            failed: summary.watchdog_failed(loaded),
+            report: &summary.watchdog,
+        },
+    }
+}
+
+impl Summary {
+    /// Whether the watchdog's findings fail the run: `watchdog.Fatal` (`--strict` sets it) and
+    /// something found.
+    pub fn watchdog_failed(&self, loaded: &Loaded) -> bool {
+        loaded.scenario.watchdog.Fatal && !self.watchdog.is_empty()
     }
 }

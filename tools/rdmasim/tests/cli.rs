@@ -414,7 +414,7 @@ fn help_documents_every_option() {
         (&["--help"], &["run", "validate", "plan", "topology"]),
         (
             &["run", "--help"],
-            &["--out", "--name", "--set", "--json", "--quiet", "SCENARIO"],
+            &["--out", "--name", "--set", "--json", "--quiet", "--strict", "SCENARIO"],
         ),
         (&["validate", "--help"], &["--set", "SCENARIO"]),
         (&["plan", "--help"], &["--format", "--set", "json", "text", "SCENARIO"]),
@@ -521,4 +521,47 @@ fn every_bad_topology_names_its_field() {
         let msg = rejects_set(&format!("topology={value}"), "topology:", field);
         assert!(msg.contains(says), "topology={value}: {msg}");
     }
+}
+
+#[test]
+fn a_watchdog_finding_fails_the_run_only_when_fatal_or_strict() {
+    // A lossy class whose drop-tail limit (1000 B) is below one data frame (4154 B): the second
+    // application's connection is set up (322 B frames pass) but never delivers a WQE (as in
+    // tests/integration/watchdog.rs).
+    let text = r#"(
+        name: "stall",
+        simulation: (RunTime: 0.01),
+        topology: Star(hosts: 4),
+        switch: (LossyQueueLimit: 1000),
+        nic: RoceNic((
+            EgressBufferManager: (PoolAllocationVector: [0.3, 0.3, 0.3, 0, 0, 0, 0, 0]),
+            IngressBufferManager: (PoolAllocationVector: [0.3, 0.3, 0.3, 0, 0, 0, 0, 0]),
+        )),
+        applications: [
+            ScalaRdma((name: "good", prScalaRdmaInitiator: 0.25, prScalaRdmaResponder: 0.25, RdmaDataPacketTC: 1)),
+            ScalaRdma((name: "lossy", prScalaRdmaInitiator: 0.25, prScalaRdmaResponder: 0.25, RdmaDataPacketTC: 2)),
+        ],
+        watchdog: (StallTimeout: 0.005),
+    )"#;
+    let s = TempScenario::new("watchdog", text);
+    let out = std::env::temp_dir().join(format!("rdmasim-cli-watchdog-{}", std::process::id()));
+    let out = out.to_str().expect("utf-8 temp path");
+    let reported = "connection 1 (Initiator 2 h2 -> Responder 3 h3, index 0, class 2)";
+    let o = rdmasim(&["run", s.path(), "--quiet", "--out", out]);
+    assert_eq!(o.status.code(), Some(0), "not fatal: {}", stderr(&o));
+    assert!(stdout(&o).contains(&format!("stalled: {reported}")), "{}", stdout(&o));
+    for extra in [&["--strict"][..], &["--set", "watchdog.Fatal=true"][..]] {
+        let mut args = vec!["run", s.path(), "--quiet", "--out", out];
+        args.extend_from_slice(extra);
+        let o = rdmasim(&args);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("rdmasim: watchdog: stalled {reported}")),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let manifest = std::fs::read_to_string(Path::new(out).join("stall-manifest-0.json")).expect("manifest");
+    assert!(manifest.contains("\"failed\": true"), "{manifest}");
+    let _ = std::fs::remove_dir_all(out);
 }

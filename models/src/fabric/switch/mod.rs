@@ -221,6 +221,17 @@ impl Switch {
     pub fn egress_paused(&self, port: u16, class: u8) -> bool {
         self.egress[port as usize].paused & (1 << class) != 0
     }
+    /// Number of ports.
+    pub fn ports(&self) -> usize {
+        self.egress.len()
+    }
+    /// The packet at the head of egress `port`'s `class` queue: the same one at two looks means
+    /// nothing of that class left the port in between (the PFC deadlock watchdog's test).
+    pub fn queue_head(&self, port: u16, class: u8) -> Option<&Packet> {
+        self.egress[port as usize].queues[class as usize]
+            .front()
+            .map(|q| &q.pkt)
+    }
     /// Whether we have paused `class` upstream of `port`.
     pub fn upstream_paused(&self, port: u16, class: u8) -> bool {
         self.ingress[port as usize].paused_upstream & (1 << class) != 0
