@@ -14,7 +14,8 @@ pub enum BuildSet {
 }
 
 /// Orders the sets in the `Build`, `Start` and `Finish` phases (at `Finish`: the fabric's
-/// conservation check, then the NICs' end-of-run figures, then the applications').
+/// conservation check, then the NICs' end-of-run figures, then the applications', then the
+/// watchdog's last look).
 pub fn configure(app: &mut engine::app::App) {
     use bevy_ecs::schedule::{IntoScheduleConfigs, ScheduleLabel};
     for phase in [
@@ -26,4 +27,8 @@ pub fn configure(app: &mut engine::app::App) {
             s.configure_sets((BuildSet::Fabric, BuildSet::Nics, BuildSet::Applications).chain());
         });
     }
+    app.world.schedule_scope(engine::phases::Finish.intern(), |_, s| {
+        use crate::fabric::deadlock::WatchdogSystems;
+        s.configure_sets(WatchdogSystems::Fabric.after(BuildSet::Applications));
+    });
 }
