@@ -4,7 +4,7 @@
 //! exists is inserted, since it is a defaulted field the author left out. Whether the inserted name
 //! is a real field is for the deserializer to judge: it knows the type, this module only the text.
 
-use super::span::{self, FieldPath, Node, NodeKind, PathError, ScanError};
+use super::span::{self, FieldPath, Node, NodeKind, PathError, PathSegment, ScanError};
 use thiserror::Error;
 
 /// An override that could not be applied; its Display names the `--set` assignment.
@@ -88,12 +88,27 @@ pub fn apply_override(source: &str, assignment: &str) -> Result<String, Override
 
     let edits = match span::locate(&document.root, &path) {
         Ok(node) => vec![(node.span.start..node.span.end, value.to_owned())],
-        Err(PathError::MissingField { segment, ref field, .. }) if segment + 1 == path.segments.len() => {
+        // A name one or two edits from an existing field is a typo, not a struct to make up.
+        Err(
+            ref error @ PathError::MissingField {
+                segment,
+                ref field,
+                ref available,
+                ..
+            },
+        ) if segment + 1 == path.segments.len()
+            || did_you_mean(field, available.iter().map(String::as_str)).is_none() =>
+        {
+            // The fields below the missing one are missing too: build them as nested structs, so
+            // `switch.PfcXoff=1` on a file without `switch` inserts `switch: (PfcXoff: 1)`.
+            let Some(nested) = nested_value(&path.segments[segment + 1..], value) else {
+                return Err(fail(not_found(error.clone())));
+            };
             let parent_path = FieldPath {
                 segments: path.segments[..segment].to_vec(),
             };
             let parent = span::locate(&document.root, &parent_path).map_err(|error| fail(not_found(error)))?;
-            insertion(source, parent.unwrap_newtypes(), field, value)
+            insertion(source, parent.unwrap_newtypes(), field, &nested)
         }
         Err(error) => return Err(fail(not_found(error))),
     };
@@ -110,6 +125,17 @@ pub fn apply_overrides(source: &str, assignments: &[String]) -> Result<String, O
     assignments
         .iter()
         .try_fold(source.to_owned(), |text, assignment| apply_override(&text, assignment))
+}
+
+/// `value` wrapped in one struct per remaining field segment (`a.b=1` below the insertion point
+/// gives `(a: (b: 1))`); `None` if a segment is an index, since a list cannot be made up.
+fn nested_value(rest: &[PathSegment], value: &str) -> Option<String> {
+    rest.iter()
+        .rev()
+        .try_fold(value.to_owned(), |inner, segment| match segment {
+            PathSegment::Field(name) => Some(format!("({name}: {inner})")),
+            PathSegment::Index(_) => None,
+        })
 }
 
 fn not_found(error: PathError) -> OverrideErrorKind {
@@ -244,6 +270,34 @@ mod tests {
         );
         let out = set(SAMPLE, "applications[0].MaxPendingWQEs=8");
         assert!(out.contains("NumConnections: 1, MaxPendingWQEs: 8))]"), "{out}");
+    }
+
+    #[test]
+    fn creates_missing_structs() {
+        // A top-level struct the file leaves out, a nested struct, and one under an empty newtype.
+        assert_eq!(set("(a: 1)", "switch.PfcXoff=5"), "(a: 1, switch: (PfcXoff: 5))");
+        assert_eq!(
+            set("(nic: RoceNic(()))", "nic.EgressBufferManager.BufferSize=0"),
+            "(nic: RoceNic((EgressBufferManager: (BufferSize: 0))))"
+        );
+        assert_eq!(
+            set("(s: (Rate: 1))", "s.Pool.Size.Bytes=2"),
+            "(s: (Rate: 1, Pool: (Size: (Bytes: 2))))"
+        );
+        // An existing intermediate struct gains the field instead of a second copy of itself.
+        let once = set("(nic: RoceNic(()))", "nic.EgressBufferManager.BufferSize=1");
+        assert_eq!(
+            set(&once, "nic.EgressBufferManager.Other=2"),
+            "(nic: RoceNic((EgressBufferManager: (BufferSize: 1, Other: 2))))"
+        );
+        // A list cannot be made up: the missing field is named.
+        assert!(
+            error("(a: 1)", "apps[0].x=1").contains("has no field `apps`"),
+            "{}",
+            error("(a: 1)", "apps[0].x=1")
+        );
+        let out = set(SAMPLE, "switch.PfcXoff=\"1KiB\"");
+        assert!(out.contains("PfcXoff: \"1KiB\""), "{out}");
     }
 
     #[test]
