@@ -4,7 +4,7 @@
 
 use engine::params::{SimulationParameters, Timeline};
 use engine::registry::Selection;
-use engine::scenario::{ScenarioError, apply_overrides, load};
+use engine::scenario::{ScenarioError, apply_overrides, load, read_scenario};
 use models::fabric::SwitchConfig;
 use models::registry::{APPLICATIONS, ApplicationModel, NICS, NicModel};
 use models::topology::{Topology, TopologyConfig};
@@ -83,8 +83,7 @@ pub fn fnv1a(text: &str) -> u64 {
 /// Reads, overrides, parses and checks a scenario file.
 pub fn load_path(path: &Path, overrides: &[String]) -> Result<Loaded, Box<ScenarioError>> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ScenarioError::without_source(&file, format!("cannot read the scenario: {e}")))?;
+    let text = read_scenario(path)?;
     load_text(&file, &text, overrides)
 }
 

@@ -1,0 +1,125 @@
+//! Inputs at and past the loader's limits (issue #14's fuzz findings): endless or blocking
+//! files, bytes that are not UTF-8, integers past u64, a clock past u64 picoseconds. Each is
+//! refused with exit code 2 and a message naming the file (and line, column and field when
+//! there is text to point into), never a hang, a panic or gigabytes of memory.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn default_ron() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/default.ron")
+}
+
+/// Runs `rdmasim args`, killing it after 20 s: a hang is a failure, not a stuck test.
+fn rdmasim(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rdmasim"))
+        .args(args)
+        .env_remove("SOURCE_DATE_EPOCH")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run rdmasim");
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().ok();
+            panic!("rdmasim {args:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// `validate` refuses: exit 2, no panic; returns the first line of standard error.
+fn refused(args: &[&str]) -> String {
+    let o = rdmasim(args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    err.lines().next().unwrap_or_default().to_string()
+}
+
+/// A file in the temp dir, removed when dropped.
+struct Temp(PathBuf);
+
+impl Temp {
+    fn new(tag: &str, bytes: &[u8]) -> Temp {
+        let path = std::env::temp_dir().join(format!("rdmasim-limits-{tag}-{}.ron", std::process::id()));
+        std::fs::write(&path, bytes).expect("write");
+        Temp(path)
+    }
+    fn path(&self) -> &str {
+        self.0.to_str().expect("utf-8 temp path")
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        std::fs::remove_file(&self.0).ok();
+    }
+}
+
+#[test]
+fn endless_devices_are_refused_by_kind_without_reading() {
+    // Both never end: reading them whole would eat all memory.
+    for dev in ["/dev/zero", "/dev/urandom"] {
+        let first = refused(&["validate", dev]);
+        assert_eq!(
+            first,
+            format!("{dev}: the scenario is a character device, not a regular file: write it to a file first")
+        );
+    }
+}
+
+#[test]
+fn a_fifo_with_no_writer_is_refused_not_waited_on() {
+    let path = std::env::temp_dir().join(format!("rdmasim-limits-fifo-{}", std::process::id()));
+    std::fs::remove_file(&path).ok();
+    let made = Command::new("mkfifo").arg(&path).status().expect("mkfifo");
+    assert!(made.success());
+    let p = path.to_str().expect("utf-8");
+    let first = refused(&["validate", p]);
+    std::fs::remove_file(&path).ok();
+    assert!(
+        first.starts_with(&format!("{p}: the scenario is a FIFO (named pipe)")),
+        "{first}"
+    );
+}
+
+#[test]
+fn a_file_over_16_mib_is_refused_naming_the_limit() {
+    let t = Temp::new("big", b"");
+    // Sparse, so the test writes nothing: 16 MiB + 1 byte.
+    let f = std::fs::OpenOptions::new().write(true).open(&t.0).expect("open");
+    f.set_len(16 * 1024 * 1024 + 1).expect("set_len");
+    let first = refused(&["validate", t.path()]);
+    assert_eq!(
+        first,
+        format!(
+            "{}: the scenario is larger than the limit of 16777216 bytes (16 MiB)",
+            t.path()
+        )
+    );
+}
+
+#[test]
+fn bytes_that_are_not_utf8_are_located() {
+    // default.ron with byte 0xFF in place of the `d` of `"default"` (line 7, column 12).
+    let text = std::fs::read(default_ron()).expect("default.ron");
+    let at = text.windows(9).position(|w| w == b"\"default\"").expect("name") + 1;
+    let mut bad = text.clone();
+    bad[at] = 0xFF;
+    let line = 1 + text[..at].iter().filter(|&&b| b == b'\n').count();
+    let column = at - text[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+    let t = Temp::new("utf8", &bad);
+    let first = refused(&["validate", t.path()]);
+    assert_eq!(
+        first,
+        format!(
+            "{}:{line}:{column}: the scenario is not UTF-8: byte 0xFF here does not start a valid UTF-8 character",
+            t.path()
+        )
+    );
+}
