@@ -123,3 +123,35 @@ fn bytes_that_are_not_utf8_are_located() {
         )
     );
 }
+
+/// `validate default.ron --set SET`'s first line, which must name `field`.
+fn refused_set(set: &str, field: &str) -> String {
+    let file = default_ron();
+    let file = file.to_str().expect("utf-8");
+    let first = refused(&["validate", file, "--set", set]);
+    assert!(first.starts_with(file), "{set}: {first}");
+    assert!(
+        first.contains(&format!(": {field}: ")),
+        "{set}: the field is not named: {first}"
+    );
+    first
+}
+
+#[test]
+fn integers_past_u64_are_refused_naming_the_field() {
+    // 2^64 used to pass `<= u64::MAX as f64` (which is 2^64 in f64) and saturate to 2^64 - 1.
+    const N: &str = "18446744073709551616";
+    for (set, field) in [
+        (
+            format!("nic=RoceNic((Pcie: (TlpOverheadBytes: {N})))"),
+            "nic.Pcie.TlpOverheadBytes",
+        ),
+        (format!("nic=RoceNic((FetchWindow: {N}))"), "nic.FetchWindow"),
+        (format!("switch.LossyQueueLimit={N}"), "switch.LossyQueueLimit"),
+        (format!("topology.link_rate={N}"), "topology.link_rate"),
+        (format!("nic=RoceNic((Pcie: (Rate: {N})))"), "nic.Pcie.Rate"),
+    ] {
+        let first = refused_set(&set, field);
+        assert!(first.contains("2^64"), "{field}: {first}");
+    }
+}
