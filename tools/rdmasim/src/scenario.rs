@@ -125,8 +125,10 @@ fn check(file: &str, text: String, scenario: Scenario) -> Result<Loaded, Box<Sce
         msg.strip_prefix(&format!("{field}: "))
             .map_or(msg.clone(), str::to_string)
     };
-    let timeline = Timeline::from_params(&scenario.simulation)
-        .map_err(|e| at("simulation", unprefixed("simulation", e.to_string())))?;
+    let timeline = Timeline::from_params(&scenario.simulation).map_err(|e| {
+        let field = format!("simulation.{}", e.field);
+        at(&field, unprefixed(&field, e.to_string()))
+    })?;
     let topology = scenario
         .topology
         .build()

@@ -155,3 +155,32 @@ fn integers_past_u64_are_refused_naming_the_field() {
         assert!(first.contains("2^64"), "{field}: {first}");
     }
 }
+
+#[test]
+fn a_timeline_past_the_clock_names_the_field_that_passes_it() {
+    // The clock ends at 2^64 - 1 ps = 18,446,744.0737 s. From StartTime 18,446,744 s the
+    // default timeline passes it at RunTime: 18,446,744 + 0.001 + 0.001 + 0.002 + 0.5 s.
+    let s = |v: &str| format!("simulation.{v}");
+    let first = refused_set(&s("StartTime=18446744"), "simulation.RunTime");
+    assert!(first.contains("18446744.504 s"), "{first}");
+    // 0.08 s of offset alone passes it.
+    let file = default_ron();
+    let file = file.to_str().expect("utf-8");
+    let start = s("StartTime=18446744");
+    let zero = ["ClientStartInterval=0", "WarmUp=0", "CoolDown=0"].map(s);
+    let mut args = vec!["validate", file, "--set", &start];
+    for z in &zero {
+        args.extend(["--set", z]);
+    }
+    let offset = s("ClientStartOffset=0.08");
+    let mut with_offset = args.clone();
+    with_offset.extend(["--set", &offset]);
+    assert!(refused(&with_offset).contains(": simulation.ClientStartOffset: "));
+    // Stop at 18,446,744.07 s fits, but with 1 s beacons the tick after the stop (18,446,745 s)
+    // does not: the beacon loop would wrap to 0 and tick forever.
+    let (off, run, beacon) = (s("ClientStartOffset=0"), s("RunTime=0.07"), s("BeaconReportInterval=1"));
+    args.extend(["--set", &off, "--set", &run]);
+    let mut with_beacon = args.clone();
+    with_beacon.extend(["--set", &beacon]);
+    assert!(refused(&with_beacon).contains(": simulation.BeaconReportInterval: "));
+}
