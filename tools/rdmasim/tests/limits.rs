@@ -184,3 +184,18 @@ fn a_timeline_past_the_clock_names_the_field_that_passes_it() {
     with_beacon.extend(["--set", &beacon]);
     assert!(refused(&with_beacon).contains(": simulation.BeaconReportInterval: "));
 }
+
+#[test]
+fn max_pending_wqes_is_bounded_by_a_send_queue_depth() {
+    // 32,768 work requests per queue pair: a ConnectX-5/6/7's max_qp_wr. The bound loads; one
+    // more is refused naming the field and the source of the bound.
+    let file = default_ron();
+    let file = file.to_str().expect("utf-8");
+    let ok = rdmasim(&["validate", file, "--set", "applications[0].MaxPendingWQEs=32768"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    let first = refused_set("applications[0].MaxPendingWQEs=32769", "applications[0].MaxPendingWQEs");
+    assert!(
+        first.contains("from 0 to 32,768") && first.contains("max_qp_wr"),
+        "{first}"
+    );
+}
