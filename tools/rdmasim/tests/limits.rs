@@ -199,3 +199,56 @@ fn max_pending_wqes_is_bounded_by_a_send_queue_depth() {
         "{first}"
     );
 }
+
+#[test]
+fn validate_prints_the_estimates_and_runaways_are_refused() {
+    let file = default_ron();
+    let file = file.to_str().expect("utf-8");
+    // The default: 506 beacon ticks (1 ms to 0.506 s); 8 Initiators x 400 Gbps x 0.504 s / 2e6
+    // bit per WQE = 806,400 rdma-perf rows at most; 8 connections x 10 WQEs outstanding.
+    let o = rdmasim(&["validate", file]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("estimate: 506 beacon rows, at most 806400 rdma-perf rows, 80 outstanding WQEs"),
+        "{out}"
+    );
+    // 1 ps beacons: 5.06e11 rows; StartTime 1e6 s with 0.1 ms beacons: 1e10 rows. Both past
+    // 100 M: refused by validate and by run, before anything is written.
+    let out_dir = std::env::temp_dir().join(format!("rdmasim-limits-out-{}", std::process::id()));
+    let out_dir = out_dir.to_str().expect("utf-8");
+    for sets in [
+        vec!["simulation.BeaconReportInterval=1e-12"],
+        vec!["simulation.StartTime=1e6", "simulation.BeaconReportInterval=0.0001"],
+    ] {
+        for cmd in [vec!["validate", file], vec!["run", file, "--quiet", "--out", out_dir]] {
+            let mut args = cmd.clone();
+            for s in &sets {
+                args.extend(["--set", s]);
+            }
+            let first = refused(&args);
+            assert!(
+                first.contains(": simulation.BeaconReportInterval: the beacon record would have"),
+                "{first}"
+            );
+            assert!(first.contains("--force"), "{first}");
+        }
+    }
+    assert!(!Path::new(out_dir).exists(), "a refused run writes nothing");
+    // 1,024 connections x 8 pairs x 32,768 WQEs = 268,435,456 outstanding WQEs: over 8 GiB.
+    let first = refused(&[
+        "run",
+        file,
+        "--quiet",
+        "--out",
+        out_dir,
+        "--set",
+        "applications[0].NumConnections=1024",
+        "--set",
+        "applications[0].MaxPendingWQEs=32768",
+    ]);
+    assert!(
+        first.contains(": applications[0].MaxPendingWQEs: 268435456 outstanding WQEs"),
+        "{first}"
+    );
+}
