@@ -90,24 +90,37 @@ pub struct Timeline {
     pub beacon_interval: SimTime,
 }
 
+/// A timeline past the engine's clock (a `u64` of picoseconds, 18,446,744.07 s): `field` is the
+/// one whose addition overflowed, `secs` where the timeline would have ended.
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error(
-    "simulation: the timeline ends after {0} seconds of simulated time, past what the engine holds (about 1.8e7 s)"
+    "simulation.{field}: the timeline reaches {secs} s of simulated time there, past the engine's clock (2^64 - 1 ps, about 18446744.07 s)"
 )]
-pub struct TimelineOverflow(pub f64);
+pub struct TimelineOverflow {
+    pub field: &'static str,
+    pub secs: f64,
+}
 
 impl Timeline {
+    /// Adds the durations in timeline order with checked arithmetic, then checks that the first
+    /// beacon tick past the stop time still fits (the beacon loop computes it).
     pub fn from_params(p: &SimulationParameters) -> Result<Self, TimelineOverflow> {
-        let add = |a: SimTime, b: Duration| {
-            a.checked_add(b.0)
-                .ok_or(TimelineOverflow(a.as_secs_f64() + b.as_secs_f64()))
+        let add = |a: SimTime, b: Duration, field: &'static str| {
+            a.checked_add(b.0).ok_or(TimelineOverflow {
+                field,
+                // Summed exactly in u128: the f64 seconds of two huge times lose the last digits.
+                secs: (a.0 as u128 + b.0.0 as u128) as f64 / SimTime::PS_PER_SEC as f64,
+            })
         };
         let responders_start = p.StartTime.0;
-        let client_window_start = add(responders_start, p.ClientStartOffset)?;
-        let client_window_end = add(client_window_start, p.ClientStartInterval)?;
-        let recording_start = add(client_window_end, p.WarmUp)?;
-        let recording_end = add(recording_start, p.RunTime.0)?;
-        let stop = add(recording_end, p.CoolDown)?;
+        let client_window_start = add(responders_start, p.ClientStartOffset, "ClientStartOffset")?;
+        let client_window_end = add(client_window_start, p.ClientStartInterval, "ClientStartInterval")?;
+        let recording_start = add(client_window_end, p.WarmUp, "WarmUp")?;
+        let recording_end = add(recording_start, p.RunTime.0, "RunTime")?;
+        let stop = add(recording_end, p.CoolDown, "CoolDown")?;
+        let interval = p.BeaconReportInterval.0;
+        let last_tick = SimTime(stop.0 - stop.0 % interval.0.0.max(1));
+        add(last_tick, interval, "BeaconReportInterval")?;
         Ok(Timeline {
             responders_start,
             client_window_start,
@@ -115,7 +128,7 @@ impl Timeline {
             recording_start,
             recording_end,
             stop,
-            beacon_interval: p.BeaconReportInterval.0.0,
+            beacon_interval: interval.0,
         })
     }
 }
@@ -164,5 +177,52 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("RunTimes"), "{e}");
+    }
+
+    #[test]
+    fn overflow_names_the_field_whose_sum_passes_the_clock() {
+        // The clock holds 2^64 - 1 ps = 18,446,744.073709551615 s.
+        let s = |secs: f64| Duration(SimTime::from_secs_f64(secs).unwrap());
+        let base = SimulationParameters {
+            StartTime: s(18_446_744.0),
+            ClientStartOffset: s(0.0),
+            ClientStartInterval: s(0.0),
+            WarmUp: s(0.0),
+            RunTime: PositiveDuration(s(0.01)),
+            CoolDown: s(0.0),
+            // 1 ps: the tick after the stop is the stop + 1 ps, which fits.
+            BeaconReportInterval: PositiveDuration(Duration::from_ps(1)),
+            ..SimulationParameters::default()
+        };
+        let t = Timeline::from_params(&base).unwrap();
+        assert_eq!(t.stop, SimTime(18_446_744_010_000_000_000));
+        // Each field in turn takes the stop 0.1 s further: past the 0.0737 s left.
+        for field in [
+            "ClientStartOffset",
+            "ClientStartInterval",
+            "WarmUp",
+            "RunTime",
+            "CoolDown",
+        ] {
+            let mut p = base.clone();
+            let d = s(0.1);
+            match field {
+                "ClientStartOffset" => p.ClientStartOffset = d,
+                "ClientStartInterval" => p.ClientStartInterval = d,
+                "WarmUp" => p.WarmUp = d,
+                "RunTime" => p.RunTime = PositiveDuration(s(0.11)),
+                _ => p.CoolDown = d,
+            }
+            let e = Timeline::from_params(&p).unwrap_err();
+            assert_eq!(e.field, field);
+            assert!(e.to_string().starts_with(&format!("simulation.{field}: ")), "{e}");
+        }
+        // A 1 s beacon: the last tick at or before the stop is 18,446,744 s, the next one
+        // (18,446,745 s) does not fit, and the beacon loop would wrap around to 0.
+        let p = SimulationParameters {
+            BeaconReportInterval: PositiveDuration(s(1.0)),
+            ..base
+        };
+        assert_eq!(Timeline::from_params(&p).unwrap_err().field, "BeaconReportInterval");
     }
 }

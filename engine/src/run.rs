@@ -93,7 +93,9 @@ impl App {
             if let Some(p) = opts.progress.as_deref_mut() {
                 p(next_tick, events);
             }
-            next_tick += interval;
+            // Wrapping here would restart the ticks at 0 forever; past the clock's end the one
+            // tick left is never reached (`Timeline` keeps the stop below it).
+            next_tick = next_tick.checked_add(interval).unwrap_or(SimTime(u64::MAX));
         }
         queue.advance_to(opts.stop);
         let events = queue.processed();

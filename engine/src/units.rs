@@ -147,8 +147,8 @@ impl std::str::FromStr for Size {
             _ => return Err(bad()),
         };
         let bytes = value * scale;
-        if bytes < 0.0 || !bytes.is_finite() || bytes > u64::MAX as f64 {
-            return Err(format!("`{s}`: a size must be a non-negative number of bytes"));
+        if bytes < 0.0 || !bytes.is_finite() || bytes >= TWO_POW_64 {
+            return Err(format!("`{s}`: {SIZE_RANGE}"));
         }
         if bytes.fract() != 0.0 {
             return Err(format!("`{s}` is not a whole number of bytes"));
@@ -179,17 +179,27 @@ impl std::str::FromStr for Rate {
 }
 
 fn rate_from_bps(bps: f64) -> Result<Rate, String> {
-    if !bps.is_finite() || bps < 1.0 || bps > u64::MAX as f64 {
+    if !bps.is_finite() || bps < 1.0 {
         return Err("a rate must be at least 1 bit per second".into());
+    }
+    if bps >= TWO_POW_64 {
+        return Err("a rate must be below 2^64 bits per second (18446744073709551616)".into());
     }
     Ok(Rate(bps.round() as u64))
 }
+
+/// 2^64, exactly: `u64::MAX as f64` rounds up to it, so a bound `<= u64::MAX as f64` let 2^64
+/// itself through and `as u64` then saturated it to 2^64 - 1 (issue #14). Every f64 below it
+/// converts exactly.
+const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+
+const SIZE_RANGE: &str = "a size must be a whole number of bytes from 0 to 2^64 - 1 (18446744073709551615)";
 
 /// Accepts a number or a string, and hands each to the type's parser.
 struct NumOrStr<T>(std::marker::PhantomData<T>, &'static str);
 
 macro_rules! number_or_string {
-    ($ty:ty, $expecting:literal, |$n:ident| $from_num:expr) => {
+    ($ty:ty, $expecting:literal, |$n:ident| $from_num:expr, $from_u64:expr) => {
         impl<'de> Deserialize<'de> for $ty {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 d.deserialize_any(NumOrStr::<$ty>(std::marker::PhantomData, $expecting))
@@ -204,7 +214,21 @@ macro_rules! number_or_string {
                 $from_num.map_err(E::custom)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
-                self.visit_f64(v as f64)
+                $from_u64(v).map_err(E::custom)
+            }
+            // ron hands integers past u64 over as 128-bit ones: always out of range here.
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<$ty, E> {
+                match u64::try_from(v) {
+                    Ok(v) => self.visit_u64(v),
+                    Err(_) => Err(E::custom(format!("{v} is above 2^64 - 1 (18446744073709551615)"))),
+                }
+            }
+            fn visit_i128<E: de::Error>(self, v: i128) -> Result<$ty, E> {
+                match u64::try_from(v) {
+                    Ok(v) => self.visit_u64(v),
+                    Err(_) if v < 0 => self.visit_f64(v as f64),
+                    Err(_) => Err(E::custom(format!("{v} is above 2^64 - 1 (18446744073709551615)"))),
+                }
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
                 self.visit_f64(v as f64)
@@ -219,18 +243,27 @@ macro_rules! number_or_string {
 number_or_string!(
     Duration,
     "a duration: seconds (0.001) or a string such as \"1us\"",
-    |n| { secs_to_duration(n) }
+    |n| { secs_to_duration(n) },
+    |v: u64| secs_to_duration(v as f64)
 );
-number_or_string!(Size, "a size: bytes (250000) or a string such as \"4KiB\"", |n| {
-    if n >= 0.0 && n.fract() == 0.0 && n <= u64::MAX as f64 {
-        Ok(Size(n as u64))
-    } else {
-        Err(format!("{n} is not a whole, non-negative number of bytes"))
-    }
-});
-number_or_string!(Rate, "a rate: bits per second or a string such as \"400Gbps\"", |n| {
-    rate_from_bps(n)
-});
+number_or_string!(
+    Size,
+    "a size: bytes (250000) or a string such as \"4KiB\"",
+    |n| {
+        if n >= 0.0 && n.fract() == 0.0 && n < TWO_POW_64 {
+            Ok(Size(n as u64))
+        } else {
+            Err(format!("{n}: {SIZE_RANGE}"))
+        }
+    },
+    |v: u64| Ok::<_, String>(Size(v))
+);
+number_or_string!(
+    Rate,
+    "a rate: bits per second or a string such as \"400Gbps\"",
+    |n| rate_from_bps(n),
+    |v: u64| if v == 0 { rate_from_bps(0.0) } else { Ok(Rate(v)) }
+);
 
 impl Serialize for Duration {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -323,5 +356,30 @@ mod tests {
         assert!(err.to_string().contains("negative"), "{err}");
         let err = ron::from_str::<Rate>("\"400Gbit\"").unwrap_err();
         assert!(err.to_string().contains("not a rate"), "{err}");
+    }
+
+    #[test]
+    fn integers_past_u64_are_refused_and_u64_max_is_kept_exactly() {
+        // 2^64 as a number, a float, and a string: each one past the largest u64.
+        for text in [
+            "18446744073709551616",
+            "18446744073709551616.0",
+            "\"18446744073709551616\"",
+            "1.9e19",
+        ] {
+            let size = ron::from_str::<Size>(text).unwrap_err().to_string();
+            assert!(size.contains("2^64 - 1"), "{text}: {size}");
+            let rate = ron::from_str::<Rate>(text).unwrap_err().to_string();
+            assert!(rate.contains("2^64"), "{text}: {rate}");
+        }
+        // 2^64 - 1 fits: kept exactly, not rounded through f64 (which would make it 2^64).
+        assert_eq!(ron::from_str::<Size>("18446744073709551615").unwrap(), Size(u64::MAX));
+        assert_eq!(ron::from_str::<Rate>("18446744073709551615").unwrap(), Rate(u64::MAX));
+        assert!(
+            ron::from_str::<Rate>("0")
+                .unwrap_err()
+                .to_string()
+                .contains("at least 1 bit")
+        );
     }
 }

@@ -50,8 +50,7 @@ pub fn load<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, ScenarioEr
 /// Errors in the overridden text point into that text and say which `--set` was applied.
 pub fn load_file<T: DeserializeOwned>(path: &Path, overrides: &[String]) -> Result<T, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ScenarioError::without_source(&file, format!("cannot read the scenario: {e}")))?;
+    let text = super::read::read_scenario(path)?;
     if overrides.is_empty() {
         return load(&file, &text);
     }

@@ -26,12 +26,14 @@ pub mod lex;
 pub mod load;
 pub mod overrides;
 pub mod path;
+pub mod read;
 pub mod span;
 
 pub use diagnostic::ScenarioError;
 pub use load::{load, load_file, ron_options};
 pub use overrides::{OverrideError, apply_override, apply_overrides};
 pub use path::{FieldPath, PathError, value_span};
+pub use read::{MAX_SCENARIO_BYTES, read_scenario};
 pub use span::Span;
 
 /// The scenario the module tests share (the shape of `scenarios/default.ron`).

@@ -113,9 +113,10 @@ impl ScalaRdmaConfig {
     pub const MAX_NUM_CONNECTIONS: u32 = 1024;
     /// Default `MaxPendingWQEs`, WQEs outstanding per connection.
     pub const DEFAULT_MAX_PENDING_WQES: u32 = 10;
-    /// Largest `MaxPendingWQEs`, WQEs per connection (ours: the spec sets no bound; this keeps a
-    /// typo from queueing millions of WQEs per connection).
-    pub const MAX_MAX_PENDING_WQES: u32 = 65_536;
+    /// Largest `MaxPendingWQEs`, WQEs per connection: the spec sets no bound, so we take the
+    /// send queue depth a RoCE NIC supports, `max_qp_wr` = 32,768 work requests per queue pair
+    /// on NVIDIA ConnectX-5/6/7 (`ibv_devinfo -v`; `ibv_create_qp` refuses a deeper queue).
+    pub const MAX_MAX_PENDING_WQES: u32 = 32_768;
     /// Default `DoorbellPayloadSize`, in bytes.
     pub const DEFAULT_DOORBELL_PAYLOAD_BYTES: u64 = 64;
     /// Largest `DoorbellPayloadSize`, in bytes (ours: the spec sets no bound).
@@ -298,8 +299,8 @@ bounded_int!(
     NumConnections(u32), "NumConnections", 1, ScalaRdmaConfig::MAX_NUM_CONNECTIONS, "from 1 to 1,024"
 );
 bounded_int!(
-    /// `MaxPendingWQEs`, from 0 (no WQE is posted) to 65,536 (our bound).
-    MaxPendingWqes(u32), "MaxPendingWQEs", 0, ScalaRdmaConfig::MAX_MAX_PENDING_WQES, "from 0 to 65,536"
+    /// `MaxPendingWQEs`, from 0 (no WQE is posted) to 32,768 (a ConnectX send queue's depth).
+    MaxPendingWqes(u32), "MaxPendingWQEs", 0, ScalaRdmaConfig::MAX_MAX_PENDING_WQES, "from 0 to 32,768 (the work requests a ConnectX-5/6/7 queue pair holds, max_qp_wr)"
 );
 bounded_int!(
     /// `RdmaDataPacketTC`, a traffic class from 0 to 7.

@@ -69,8 +69,9 @@ fn start_types_and_number_forms() {
     assert_eq!(cfg.pr_scala_rdma_initiator.get(), 1.0);
     assert_eq!(cfg.doorbell_payload_size.get(), Size(4096));
     assert_eq!(cfg.num_connections.get(), 1024);
-    let cfg = parse("(MaxPendingWQEs: 65536, RdmaDataPacketTC: 7)").unwrap();
-    assert_eq!(cfg.max_pending_wqes.get(), 65_536);
+    // 32,768: the deepest send queue a ConnectX-5/6/7 accepts (max_qp_wr), the bound itself.
+    let cfg = parse("(MaxPendingWQEs: 32768, RdmaDataPacketTC: 7)").unwrap();
+    assert_eq!(cfg.max_pending_wqes.get(), 32_768);
     assert_eq!(cfg.rdma_data_packet_tc.get(), 7);
 }
 
@@ -145,8 +146,8 @@ fn num_connections_range() {
 #[test]
 fn max_pending_wqes_range() {
     bad(
-        "MaxPendingWQEs: 65537",
-        &["MaxPendingWQEs must be from 0 to 65,536, got 65537"],
+        "MaxPendingWQEs: 32769",
+        &["MaxPendingWQEs must be from 0 to 32,768", "max_qp_wr", "got 32769"],
     );
     bad("MaxPendingWQEs: -3", &["MaxPendingWQEs", "got -3"]);
 }

@@ -12,6 +12,7 @@
 //! println!("{}", outcome.summary);
 //! ```
 pub mod assemble;
+pub mod limits;
 pub mod scenario;
 pub mod summary;
 

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use engine::clock::WallClock;
 use engine::records::Output;
 use rdmasim::RunSetup;
+use rdmasim::limits::Estimate;
 use rdmasim::scenario::{Loaded, load_path};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -54,6 +55,9 @@ enum Command {
         /// A stalled connection or a PFC deadlock fails the run (exit 1), as `watchdog.Fatal`.
         #[arg(long)]
         strict: bool,
+        /// Runs even when the estimated rows or memory pass the limits (scenarios/README.md).
+        #[arg(long)]
+        force: bool,
     },
     /// Checks a scenario without running it.
     Validate {
@@ -82,13 +86,16 @@ enum Format {
 }
 
 fn load(args: &ScenarioArgs) -> Result<Loaded, ExitCode> {
-    load_path(&args.scenario, &args.set).map_err(|e| {
-        eprintln!("{e}");
-        if std::io::stderr().is_terminal() {
-            eprintln!("{}", e.render());
-        }
-        ExitCode::from(2)
-    })
+    load_path(&args.scenario, &args.set).map_err(|e| report(&e))
+}
+
+/// Prints a bad-input error (with the offending line on a terminal): exit code 2.
+fn report(e: &engine::scenario::ScenarioError) -> ExitCode {
+    eprintln!("{e}");
+    if std::io::stderr().is_terminal() {
+        eprintln!("{}", e.render());
+    }
+    ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
@@ -117,7 +124,12 @@ fn dispatch(cli: Cli) -> ExitCode {
                     l.plan.connections.len(),
                     l.timeline.stop.as_secs_f64()
                 );
-                ExitCode::SUCCESS
+                let estimate = Estimate::of(&l);
+                println!("{}: {estimate}", l.file);
+                match estimate.check(&l) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => report(&e),
+                }
             }
             Err(c) => c,
         },
@@ -145,11 +157,15 @@ fn dispatch(cli: Cli) -> ExitCode {
             json,
             quiet,
             strict,
+            force,
         } => {
             let mut loaded = match load(&args) {
                 Ok(l) => l,
                 Err(c) => return c,
             };
+            if !force && let Err(e) = Estimate::of(&loaded).check(&loaded) {
+                return report(&e);
+            }
             loaded.scenario.watchdog.Fatal |= strict;
             if let Some(n) = &name
                 && (n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))

@@ -4,7 +4,7 @@
 
 use engine::params::{SimulationParameters, Timeline};
 use engine::registry::Selection;
-use engine::scenario::{ScenarioError, apply_overrides, load};
+use engine::scenario::{ScenarioError, apply_overrides, load, read_scenario};
 use models::fabric::SwitchConfig;
 use models::registry::{APPLICATIONS, ApplicationModel, NICS, NicModel};
 use models::topology::{Topology, TopologyConfig};
@@ -83,8 +83,7 @@ pub fn fnv1a(text: &str) -> u64 {
 /// Reads, overrides, parses and checks a scenario file.
 pub fn load_path(path: &Path, overrides: &[String]) -> Result<Loaded, Box<ScenarioError>> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ScenarioError::without_source(&file, format!("cannot read the scenario: {e}")))?;
+    let text = read_scenario(path)?;
     load_text(&file, &text, overrides)
 }
 
@@ -126,8 +125,10 @@ fn check(file: &str, text: String, scenario: Scenario) -> Result<Loaded, Box<Sce
         msg.strip_prefix(&format!("{field}: "))
             .map_or(msg.clone(), str::to_string)
     };
-    let timeline = Timeline::from_params(&scenario.simulation)
-        .map_err(|e| at("simulation", unprefixed("simulation", e.to_string())))?;
+    let timeline = Timeline::from_params(&scenario.simulation).map_err(|e| {
+        let field = format!("simulation.{}", e.field);
+        at(&field, unprefixed(&field, e.to_string()))
+    })?;
     let topology = scenario
         .topology
         .build()
