@@ -152,9 +152,9 @@ fn dispatch(cli: Cli) -> ExitCode {
             };
             loaded.scenario.watchdog.Fatal |= strict;
             if let Some(n) = &name
-                && (n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
+                && let Err(why) = engine::records::check_name(n)
             {
-                eprintln!("--name {n}: use letters, digits, '-', '_' and '.' only");
+                eprintln!("rdmasim: --name {n}: {why}");
                 return ExitCode::from(2);
             }
             let setup = RunSetup {
@@ -199,10 +199,17 @@ fn dispatch(cli: Cli) -> ExitCode {
                     }
                     ExitCode::SUCCESS
                 }
-                Err(e) => {
-                    eprintln!("rdmasim: {e}");
-                    ExitCode::from(1)
-                }
+                Err(e) => match rdmasim::open_error(&e) {
+                    // The output folder or a file in it: where the user pointed `--out`.
+                    Some(o) => {
+                        eprintln!("rdmasim: --out: {o}");
+                        ExitCode::from(2)
+                    }
+                    None => {
+                        eprintln!("rdmasim: {e}");
+                        ExitCode::from(1)
+                    }
+                },
             }
         }
     }
