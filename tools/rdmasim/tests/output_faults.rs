@@ -3,7 +3,7 @@
 //! output. Each ends with a message naming the path and an exit code, never a panic.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -146,4 +146,84 @@ fn a_symlink_at_a_records_name_is_refused_not_followed() {
     let o = run_into(&out, &[]);
     fails_with(&o, 2, &[link.to_str().unwrap(), "symbolic link"]);
     assert!(!outside.exists(), "the link was followed");
+}
+
+#[test]
+fn out_at_an_existing_file_says_so_and_leaves_it() {
+    let dir = TempDir::new("out-file");
+    let file = dir.0.join("a-file");
+    std::fs::write(&file, "kept\n").unwrap();
+    let o = run_into(&file, &[]);
+    let want = format!("rdmasim: --out {}: exists and is not a folder", file.display());
+    fails_with(&o, 2, &[&want]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "kept\n");
+}
+
+/// `rdmasim args` with standard output sent to `stdout`.
+fn rdmasim_to(args: &[&str], stdout: impl Into<Stdio>) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rdmasim"))
+        .args(args)
+        .env_remove("SOURCE_DATE_EPOCH")
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run rdmasim")
+}
+
+#[test]
+fn a_full_standard_output_is_reported_with_exit_1() {
+    let ron = default_ron();
+    let dir = TempDir::new("full");
+    let out = dir.0.to_str().unwrap();
+    let run = [
+        "run",
+        &ron,
+        "--quiet",
+        "--out",
+        out,
+        "--set",
+        "simulation.RunTime=0.001",
+    ];
+    let commands: [&[&str]; 5] = [
+        &["plan", &ron],
+        &["plan", &ron, "--format", "json"],
+        &["validate", &ron],
+        &["topology", &ron],
+        &run,
+    ];
+    for args in commands {
+        // /dev/full takes the open and refuses every write with ENOSPC.
+        let full = std::fs::File::options().write(true).open("/dev/full").unwrap();
+        let o = rdmasim_to(args, full);
+        fails_with(&o, 1, &["rdmasim: writing standard output: No space left on device"]);
+    }
+    // The run's records were written before its summary could not be.
+    assert!(dir.0.join("default-manifest-0.json").is_file());
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_with_exit_0() {
+    let ron = default_ron();
+    let dir = TempDir::new("pipe");
+    let out = dir.0.to_str().unwrap();
+    let run = [
+        "run",
+        &ron,
+        "--quiet",
+        "--out",
+        out,
+        "--set",
+        "simulation.RunTime=0.001",
+    ];
+    let commands: [&[&str]; 4] = [&["plan", &ron], &["validate", &ron], &["topology", &ron], &run];
+    for args in commands {
+        // The reader is closed before rdmasim starts, so its first write gets EPIPE for sure
+        // (`| head -c1` closes it at some point; this is the worst case of that race).
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = rdmasim_to(args, writer);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+    assert!(dir.0.join("default-manifest-0.json").is_file());
 }
