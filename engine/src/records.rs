@@ -354,6 +354,21 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_cannot_be_created_is_an_open_error_naming_it() {
+        // 256 bytes of name: over the 255 a file name may have (ENAMETOOLONG), even before
+        // `check_name`'s limit is applied by the command line.
+        let dir = std::env::temp_dir().join(format!("rdmasim-records-long-{}", std::process::id()));
+        let sim = "s".repeat(256);
+        let mut r = Records::new(Output::Folder(dir.clone()), &sim, 0, WallClock::fixed_at(0)).unwrap();
+        assert!(r.register("beacon", &["a"]).is_err());
+        assert!(r.open_failed());
+        let e = r.take_open_error().unwrap();
+        assert_eq!(e.path, dir.join(Records::file_name(&sim, "beacon", 0)));
+        assert!(e.to_string().contains("File name too long"), "{e}");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
     fn a_row_of_the_wrong_width_is_an_error_not_a_row() {
         let mut r = Records::new(Output::Memory, "sim", 0, WallClock::fixed_at(0)).unwrap();
         let id = r.register("beacon", &["a", "b"]).unwrap();

@@ -1,6 +1,11 @@
 //! `rdmasim`: run, validate and plan RoCEv2 fabric scenarios. Exit codes: 0 success, 2 bad
-//! input (the message names the file, line, column and field), 1 internal failure or, with
-//! `watchdog.Fatal` or `--strict`, a stalled connection or a PFC deadlock.
+//! input (the message names the file, line, column and field) or an output the user's arguments
+//! spoil (`rdmasim: --out PATH: exists and is not a folder`, `rdmasim: --out: PATH: REASON` for a
+//! folder or file that cannot be created or a symbolic link at a file's name, `rdmasim: --name
+//! NAME: REASON`), 1 internal failure, a failed record write, a failed write to standard output
+//! (`rdmasim: writing standard output: REASON`, e.g. /dev/full) or, with `watchdog.Fatal` or
+//! `--strict`, a stalled connection or a PFC deadlock. Standard output a closed pipe (`| head`)
+//! ends the output quietly, exit 0. See scenarios/README.md, "Output files".
 
 use clap::{Parser, Subcommand, ValueEnum};
 use engine::clock::WallClock;
