@@ -47,6 +47,76 @@ pub enum Output {
     Null,
 }
 
+/// An output folder or record file that could not be created: what the user pointed `--out` at
+/// (or what is already in it) is at fault, not the run, so `rdmasim` exits 2 on it.
+#[derive(Debug)]
+pub struct OpenError {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.reason)
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+impl OpenError {
+    fn new(path: &Path, reason: impl Into<String>) -> Self {
+        OpenError {
+            path: path.to_path_buf(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The longest simulation name, in bytes: with it, `{name}-manifest-{shard}.json` and
+/// `{name}-{record}-{shard}.csv` for a record name of up to 39 bytes and any `u32` shard (10
+/// digits) stay within the 255 bytes a file name may have (200 + 1 + 39 + 1 + 10 + 4 = 255).
+pub const MAX_NAME_BYTES: usize = 200;
+
+/// Why `name` cannot name output files, if it cannot: letters, digits, '-', '_' and '.' only, not
+/// starting with '.' (no `.`, `..` or hidden files), at most `MAX_NAME_BYTES` bytes.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+        return Err("use letters, digits, '-', '_' and '.' only".into());
+    }
+    if name.starts_with('.') {
+        return Err("must not start with '.' (no `.`, `..` or hidden files)".into());
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "{} bytes, at most {MAX_NAME_BYTES}: the output files' names must fit in 255 bytes",
+            name.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Creates (or truncates) the output file `path`, never through a symbolic link: a link there,
+/// dangling or not, would send the file outside the output folder, so it is refused.
+pub fn create_file(path: &Path) -> Result<File, OpenError> {
+    if let Ok(m) = std::fs::symlink_metadata(path)
+        && m.file_type().is_symlink()
+    {
+        return Err(OpenError::new(
+            path,
+            "is a symbolic link: refusing to write through it (remove it)",
+        ));
+    }
+    File::create(path).map_err(|e| OpenError::new(path, format!("cannot create the file: {e}")))
+}
+
+/// Creates the output folder `dir` (and its parents) if missing.
+pub fn create_folder(dir: &Path) -> Result<(), OpenError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(OpenError::new(dir, "exists and is not a folder"));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| OpenError::new(dir, format!("cannot create the folder: {e}")))
+}
+
 struct Record {
     name: String,
     path: Option<PathBuf>,
@@ -64,6 +134,8 @@ pub struct Records {
     records: Vec<Record>,
     pub clock: WallClock,
     first_error: Option<String>,
+    /// The first record that could not be opened: the run stops before its events.
+    open_error: Option<OpenError>,
     /// Reused by `write_built`.
     scratch: RowBuf,
     /// The CSV text of the row being written, reused.
@@ -73,7 +145,7 @@ pub struct Records {
 impl Records {
     pub fn new(output: Output, simulation: &str, shard: u32, clock: WallClock) -> io::Result<Self> {
         if let Output::Folder(dir) = &output {
-            std::fs::create_dir_all(dir)?;
+            create_folder(dir).map_err(io::Error::other)?;
         }
         Ok(Records {
             output,
@@ -82,6 +154,7 @@ impl Records {
             records: Vec::new(),
             clock,
             first_error: None,
+            open_error: None,
             scratch: RowBuf::default(),
             line: Vec::new(),
         })
@@ -91,15 +164,21 @@ impl Records {
         format!("{simulation}-{record}-{shard}.csv")
     }
 
-    /// Opens `record` and writes its header row.
+    /// Opens `record` and writes its header row. A file that cannot be created is also kept as
+    /// `open_error`, so a caller in a schedule can drop the record and the run still reports it.
     pub fn register(&mut self, record: &str, header: &[&str]) -> io::Result<RecordId> {
         let (sink, path) = match &self.output {
             Output::Folder(dir) => {
                 let path = dir.join(Self::file_name(&self.simulation, record, self.shard));
-                (
-                    Sink::File(BufWriter::with_capacity(1 << 16, File::create(&path)?)),
-                    Some(path),
-                )
+                let file = match create_file(&path) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        let err = io::Error::other(e.to_string());
+                        self.open_error.get_or_insert(e);
+                        return Err(err);
+                    }
+                };
+                (Sink::File(BufWriter::with_capacity(1 << 16, file)), Some(path))
             }
             Output::Memory => (Sink::Memory(Vec::new()), None),
             Output::Null => (Sink::Null, None),
@@ -157,6 +236,16 @@ impl Records {
                 self.first_error.get_or_insert_with(|| format!("{}: {e}", r.name));
             }
         }
+    }
+
+    /// Whether a record could not be opened (the run has nothing to run for).
+    pub fn open_failed(&self) -> bool {
+        self.open_error.is_some()
+    }
+
+    /// The first record that could not be opened, taken out.
+    pub fn take_open_error(&mut self) -> Option<OpenError> {
+        self.open_error.take()
     }
 
     /// The first write error, if any happened.
@@ -262,6 +351,21 @@ mod tests {
                 "{row:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_created_is_an_open_error_naming_it() {
+        // 256 bytes of name: over the 255 a file name may have (ENAMETOOLONG), even before
+        // `check_name`'s limit is applied by the command line.
+        let dir = std::env::temp_dir().join(format!("rdmasim-records-long-{}", std::process::id()));
+        let sim = "s".repeat(256);
+        let mut r = Records::new(Output::Folder(dir.clone()), &sim, 0, WallClock::fixed_at(0)).unwrap();
+        assert!(r.register("beacon", &["a"]).is_err());
+        assert!(r.open_failed());
+        let e = r.take_open_error().unwrap();
+        assert_eq!(e.path, dir.join(Records::file_name(&sim, "beacon", 0)));
+        assert!(e.to_string().contains("File name too long"), "{e}");
+        std::fs::remove_dir_all(dir).ok();
     }
 
     #[test]

@@ -67,6 +67,10 @@ impl App {
         self.world.run_schedule(Build);
         self.world.run_schedule(Start);
         let beacon = self.open_beacon();
+        // A record that could not be opened: nothing to run for, the caller reports it.
+        if self.world.get_resource::<Records>().is_some_and(Records::open_failed) {
+            opts.stop = SimTime(0);
+        }
 
         let mut queue = self.world.remove_resource::<EventQueue>().expect("EventQueue");
         let interval = opts.beacon_interval.max(SimTime(1));
@@ -118,12 +122,8 @@ impl App {
         let mut header = vec!["job_id", "time_utc", "sim_time_sec"];
         header.extend(names);
         header.push("events");
-        match records.register("beacon", &header) {
-            Ok(id) => Some(id),
-            Err(e) => {
-                panic!("cannot open the beacon record: {e}");
-            }
-        }
+        // An error is kept in `Records` (`open_failed`) and reported by the caller.
+        records.register("beacon", &header).ok()
     }
 
     fn write_beacon_row(&mut self, id: RecordId, t: SimTime, events: u64) {

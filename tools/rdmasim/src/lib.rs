@@ -28,7 +28,8 @@ pub struct Outcome {
 }
 
 /// Runs a loaded scenario to its stop time. `progress` is told the simulated time and events
-/// after every beacon tick.
+/// after every beacon tick. An output folder or file that cannot be created is an error holding
+/// an `engine::records::OpenError` (see `open_error`), found before the run's first event.
 pub fn run(
     loaded: &scenario::Loaded,
     setup: &RunSetup,
@@ -40,6 +41,9 @@ pub fn run(
         beacon_interval: loaded.timeline.beacon_interval,
         progress,
     });
+    if let Some(e) = app.world.resource_mut::<Records>().take_open_error() {
+        return Err(std::io::Error::other(e));
+    }
     let name = setup.simulation_name(loaded).to_string();
     let summary = summary::summarize(&mut app.world, &name, &stats);
     let records = app.world.resource::<Records>();
@@ -56,8 +60,15 @@ pub fn run(
         let manifest = summary::manifest(loaded, &name, &summary, names);
         let path = dir.join(format!("{name}-manifest-0.json"));
         let json = serde_json::to_string_pretty(&manifest).map_err(std::io::Error::other)?;
-        std::fs::write(&path, json + "\n")?;
+        let mut file = engine::records::create_file(&path).map_err(std::io::Error::other)?;
+        std::io::Write::write_all(&mut file, (json + "\n").as_bytes())
+            .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
         files.push(path);
     }
     Ok(Outcome { summary, app, files })
+}
+
+/// The output folder or file that `run`'s error could not create, if that is what it is.
+pub fn open_error(e: &std::io::Error) -> Option<&engine::records::OpenError> {
+    e.get_ref()?.downcast_ref()
 }

@@ -1,6 +1,11 @@
 //! `rdmasim`: run, validate and plan RoCEv2 fabric scenarios. Exit codes: 0 success, 2 bad
-//! input (the message names the file, line, column and field), 1 internal failure or, with
-//! `watchdog.Fatal` or `--strict`, a stalled connection or a PFC deadlock.
+//! input (the message names the file, line, column and field) or an output the user's arguments
+//! spoil (`rdmasim: --out PATH: exists and is not a folder`, `rdmasim: --out: PATH: REASON` for a
+//! folder or file that cannot be created or a symbolic link at a file's name, `rdmasim: --name
+//! NAME: REASON`), 1 internal failure, a failed record write, a failed write to standard output
+//! (`rdmasim: writing standard output: REASON`, e.g. /dev/full) or, with `watchdog.Fatal` or
+//! `--strict`, a stalled connection or a PFC deadlock. Standard output a closed pipe (`| head`)
+//! ends the output quietly, exit 0. See scenarios/README.md, "Output files".
 
 use clap::{Parser, Subcommand, ValueEnum};
 use engine::clock::WallClock;
@@ -8,7 +13,7 @@ use engine::records::Output;
 use rdmasim::RunSetup;
 use rdmasim::limits::Estimate;
 use rdmasim::scenario::{Loaded, load_path};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -98,6 +103,21 @@ fn report(e: &engine::scenario::ScenarioError) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Writes to standard output through `write`, then flushes. A closed pipe (`| head`) ends the
+/// output quietly, as other Unix tools do; any other failure (a full disk) is reported and is
+/// `Err(1)`.
+fn emit(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match write(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => {
+            eprintln!("rdmasim: writing standard output: {e}");
+            Err(ExitCode::from(1))
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // A panic is a bug in rdmasim, never the user's input: say so and exit 1. A hook rather than
@@ -115,39 +135,38 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Validate { args } => match load(&args) {
-            Ok(l) => {
-                println!(
+            Ok(l) => emit(|out| {
+                writeln!(
+                    out,
                     "{}: ok ({} hosts, {} switches, {} connections, stop at {} s)",
                     l.file,
                     l.topology.num_hosts,
                     l.topology.num_switches(),
                     l.plan.connections.len(),
                     l.timeline.stop.as_secs_f64()
-                );
-                let estimate = Estimate::of(&l);
-                println!("{}: {estimate}", l.file);
-                match estimate.check(&l) {
+                )?;
+                writeln!(out, "{}: {}", l.file, Estimate::of(&l))
+            })
+            .map_or_else(
+                |c| c,
+                |()| match Estimate::of(&l).check(&l) {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => report(&e),
-                }
-            }
+                },
+            ),
             Err(c) => c,
         },
         Command::Plan { args, format } => match load(&args) {
-            Ok(l) => {
-                match format {
-                    Format::Json => println!("{}", l.plan.to_json()),
-                    Format::Text => print_plan(&l),
-                }
-                ExitCode::SUCCESS
-            }
+            Ok(l) => emit(|out| match format {
+                Format::Json => writeln!(out, "{}", l.plan.to_json()),
+                Format::Text => print_plan(out, &l),
+            })
+            .map_or_else(|c| c, |()| ExitCode::SUCCESS),
             Err(c) => c,
         },
         Command::Topology { args } => match load(&args) {
-            Ok(l) => {
-                print!("{}", models::topology::dot::to_dot(&l.topology));
-                ExitCode::SUCCESS
-            }
+            Ok(l) => emit(|out| write!(out, "{}", models::topology::dot::to_dot(&l.topology)))
+                .map_or_else(|c| c, |()| ExitCode::SUCCESS),
             Err(c) => c,
         },
         Command::Run {
@@ -168,9 +187,13 @@ fn dispatch(cli: Cli) -> ExitCode {
             }
             loaded.scenario.watchdog.Fatal |= strict;
             if let Some(n) = &name
-                && (n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
+                && let Err(why) = engine::records::check_name(n)
             {
-                eprintln!("--name {n}: use letters, digits, '-', '_' and '.' only");
+                eprintln!("rdmasim: --name {n}: {why}");
+                return ExitCode::from(2);
+            }
+            if out.exists() && !out.is_dir() {
+                eprintln!("rdmasim: --out {}: exists and is not a folder", out.display());
                 return ExitCode::from(2);
             }
             let setup = RunSetup {
@@ -191,13 +214,19 @@ fn dispatch(cli: Cli) -> ExitCode {
             }
             match result {
                 Ok(o) => {
-                    if json {
-                        println!("{}", serde_json::to_string_pretty(&o.summary).unwrap_or_default());
-                    } else {
-                        print!("{}", o.summary);
-                        for f in &o.files {
-                            println!("wrote {}", f.display());
+                    let printed = emit(|out| {
+                        if json {
+                            writeln!(out, "{}", serde_json::to_string_pretty(&o.summary).unwrap_or_default())
+                        } else {
+                            write!(out, "{}", o.summary)?;
+                            for f in &o.files {
+                                writeln!(out, "wrote {}", f.display())?;
+                            }
+                            Ok(())
                         }
+                    });
+                    if let Err(c) = printed {
+                        return c;
                     }
                     if o.summary.failed() {
                         eprintln!("rdmasim: the run broke conservation (see the summary's violation lines): a bug");
@@ -215,10 +244,17 @@ fn dispatch(cli: Cli) -> ExitCode {
                     }
                     ExitCode::SUCCESS
                 }
-                Err(e) => {
-                    eprintln!("rdmasim: {e}");
-                    ExitCode::from(1)
-                }
+                Err(e) => match rdmasim::open_error(&e) {
+                    // The output folder or a file in it: where the user pointed `--out`.
+                    Some(o) => {
+                        eprintln!("rdmasim: --out: {o}");
+                        ExitCode::from(2)
+                    }
+                    None => {
+                        eprintln!("rdmasim: {e}");
+                        ExitCode::from(1)
+                    }
+                },
             }
         }
     }
@@ -233,20 +269,22 @@ fn progress_bar(stop_ps: u64) -> indicatif::ProgressBar {
     bar
 }
 
-fn print_plan(l: &Loaded) {
-    println!("hosts ({}):", l.plan.hosts.len());
+fn print_plan(out: &mut dyn Write, l: &Loaded) -> std::io::Result<()> {
+    writeln!(out, "hosts ({}):", l.plan.hosts.len())?;
     for h in &l.plan.hosts {
-        println!("  node {:>4}  {:<10} {}", h.node_id, h.component, h.application);
+        writeln!(out, "  node {:>4}  {:<10} {}", h.node_id, h.component, h.application)?;
     }
-    println!("pairs ({}):", l.plan.pairs.len());
+    writeln!(out, "pairs ({}):", l.plan.pairs.len())?;
     for p in &l.plan.pairs {
-        println!("  {:>4} -> {:<4} {}", p.initiator, p.responder, p.application);
+        writeln!(out, "  {:>4} -> {:<4} {}", p.initiator, p.responder, p.application)?;
     }
-    println!("connections: {}", l.plan.connections.len());
+    writeln!(out, "connections: {}", l.plan.connections.len())?;
     for c in &l.plan.connections {
-        println!(
+        writeln!(
+            out,
             "  #{:<5} {:>4} -> {:<4} index {:<4} class {} {}",
             c.id, c.initiator, c.responder, c.index, c.traffic_class, c.application_name
-        );
+        )?;
     }
+    Ok(())
 }

@@ -108,17 +108,8 @@ pub fn load_text(file: &str, text: &str, overrides: &[String]) -> Result<Loaded,
 
 fn check(file: &str, text: String, scenario: Scenario) -> Result<Loaded, Box<ScenarioError>> {
     let at = |field: &str, msg: String| Box::new(ScenarioError::at_field(file, text.clone(), field, msg));
-    if scenario.name.is_empty()
-        || !scenario
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        || scenario.name.starts_with('.')
-    {
-        return Err(at(
-            "name",
-            "the name names the output files: use letters, digits, '-', '_' and '.' only".into(),
-        ));
+    if let Err(why) = engine::records::check_name(&scenario.name) {
+        return Err(at("name", format!("the name names the output files: {why}")));
     }
     // Some models' messages start with their field, which the error's own prefix already names.
     let unprefixed = |field: &str, msg: String| {
