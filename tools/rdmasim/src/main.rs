@@ -1,6 +1,9 @@
 //! `rdmasim`: run, validate and plan RoCEv2 fabric scenarios. Exit codes: 0 success, 2 bad
-//! input (the message names the file, line, column and field), 1 internal failure or, with
-//! `watchdog.Fatal` or `--strict`, a stalled connection or a PFC deadlock.
+//! input (the message names the file, line, column and field), 1 internal failure, a failed
+//! record write (`rdmasim: writing PATH: <os error>`; the run stops at its next beacon tick and
+//! every file ends at a whole row) or, with `watchdog.Fatal` or `--strict`, a stalled connection
+//! or a PFC deadlock; 130 (SIGINT) or 143 (SIGTERM): `run` stopped at the next beacon tick, the
+//! records end at a whole row and the manifest says `interrupted` (a second signal: exit 1 at once).
 
 use clap::{Parser, Subcommand, ValueEnum};
 use engine::clock::WallClock;
@@ -169,7 +172,14 @@ fn dispatch(cli: Cli) -> ExitCode {
                     b.set_message(format!("{events} events"));
                 }
             };
-            let result = rdmasim::run(&loaded, &setup, Some(&mut tick));
+            let stop = match rdmasim::interrupt::install() {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("rdmasim: cannot handle SIGINT/SIGTERM: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            let result = rdmasim::run_stoppable(&loaded, &setup, Some(&mut tick), &stop);
             if let Some(b) = bar {
                 b.finish_and_clear();
             }
@@ -186,6 +196,10 @@ fn dispatch(cli: Cli) -> ExitCode {
                     if o.summary.failed() {
                         eprintln!("rdmasim: the run broke conservation (see the summary's violation lines): a bug");
                         return ExitCode::from(1);
+                    }
+                    if let Some(i) = &o.summary.interrupted {
+                        eprintln!("rdmasim: interrupted by {} at {} s", i.signal, i.at_sim_time_sec);
+                        return ExitCode::from(i.exit_code());
                     }
                     if o.summary.watchdog_failed(&loaded) {
                         let w = &o.summary.watchdog;

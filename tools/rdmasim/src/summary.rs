@@ -1,5 +1,6 @@
 //! The run summary printed at the end of `run`, and the manifest written beside the records.
 
+use crate::interrupt::Interrupted;
 use crate::scenario::Loaded;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
@@ -43,6 +44,9 @@ pub struct Summary {
     pub nic_losses: NicLosses,
     /// What the progress watchdog found (`models::watchdog`): stalled connections, PFC deadlocks.
     pub watchdog: WatchdogReport,
+    /// Set when a signal stopped the run early (absent from the JSON otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<Interrupted>,
 }
 
 impl Summary {
@@ -104,6 +108,7 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
         conservation: world.get_resource::<Conservation>().cloned().unwrap_or_default(),
         nic_losses: world.get_resource::<NicLosses>().copied().unwrap_or_default(),
         watchdog: world.get_resource::<WatchdogReport>().cloned().unwrap_or_default(),
+        interrupted: None,
     }
 }
 
@@ -111,6 +116,9 @@ impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "simulation      {}", self.simulation)?;
         writeln!(f, "simulated time  {:.6} s", self.sim_time_sec)?;
+        if let Some(i) = &self.interrupted {
+            writeln!(f, "interrupted by {} at {:.6} s", i.signal, i.at_sim_time_sec)?;
+        }
         writeln!(f, "wall time       {:.3} s", self.wall_sec)?;
         writeln!(
             f,
@@ -213,6 +221,9 @@ pub struct Manifest<'a> {
     pub nic_losses: NicLosses,
     /// The watchdog's findings (as in the summary) and whether they fail the run.
     pub watchdog: ManifestWatchdog<'a>,
+    /// A signal stopped the run at this tick; absent when the run reached its stop time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<&'a Interrupted>,
 }
 
 #[derive(Debug, Serialize)]
@@ -241,6 +252,7 @@ pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &'a Summary, fil
             failed: summary.watchdog_failed(loaded),
             report: &summary.watchdog,
         },
+        interrupted: summary.interrupted.as_ref(),
     }
 }
 
