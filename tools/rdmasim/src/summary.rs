@@ -21,7 +21,7 @@ pub struct PairGoodput {
     pub wqes: u64,
     /// Payload bytes the Responder's NIC accepted in the recording window.
     pub bytes: u64,
-    /// `bytes` x 8 / `RunTime`.
+    /// `bytes` x 8 / `RunTime` (of an interrupted run: the part of the window before it stopped).
     pub gbps: f64,
 }
 
@@ -65,7 +65,15 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
                 .map_or(0, |d| d.data_packets)
         })
         .sum();
-    let run_time = world.resource::<SimulationParameters>().RunTime.0.as_secs_f64();
+    let mut run_time = world.resource::<SimulationParameters>().RunTime.0.as_secs_f64();
+    // A run stopped early recorded only the part of its window before the stop.
+    if let (Some(_), Some(t)) = (stats.stopped, world.get_resource::<Timeline>()) {
+        run_time = stats
+            .sim_time
+            .min(t.recording_end)
+            .saturating_sub(t.recording_start)
+            .as_secs_f64();
+    }
     // WQEs completed in the window, and the payload delivered in it: a WQE completed early in
     // a short window mostly crossed the fabric before it, so counting whole WQEs can exceed line
     // rate; the bytes the Responders' NICs accepted in the window cannot.
@@ -87,7 +95,11 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
             responder,
             wqes,
             bytes,
-            gbps: bytes as f64 * 8.0 / run_time / 1e9,
+            gbps: if run_time > 0.0 {
+                bytes as f64 * 8.0 / run_time / 1e9
+            } else {
+                0.0
+            },
         })
         .collect();
     let (posted, completed) = world
