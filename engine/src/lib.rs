@@ -61,7 +61,7 @@ pub mod prelude {
     pub use crate::params::{SimulationParameters, Timeline};
     pub use crate::phases::{BeaconTick, Build, Finish, Start};
     pub use crate::records::{RecordId, Records};
-    pub use crate::run::{RunInfo, RunOptions, RunStats};
+    pub use crate::run::{RunInfo, RunOptions, RunStats, StopCause};
     pub use crate::time::SimTime;
     pub use crate::units::{Duration, Rate, Size};
 }

@@ -7,31 +7,110 @@ use crate::clock::WallClock;
 pub use crate::row::RowBuf;
 use bevy_ecs::prelude::Resource;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// Where a record's rows go.
 pub enum Sink {
-    File(BufWriter<File>),
+    File(RowFile),
     /// Rows kept in memory, for tests.
     Memory(Vec<u8>),
     /// Rows dropped (a run without an output folder).
     Null,
 }
 
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+impl Sink {
+    fn push(&mut self, line: &[u8]) -> io::Result<()> {
         match self {
-            Sink::File(f) => f.write(buf),
-            Sink::Memory(v) => v.write(buf),
-            Sink::Null => Ok(buf.len()),
+            Sink::File(f) => f.push(line),
+            Sink::Memory(v) => {
+                v.extend_from_slice(line);
+                Ok(())
+            }
+            Sink::Null => Ok(()),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Sink::File(f) => f.flush(),
+            Sink::File(f) => f.spill(),
             _ => Ok(()),
         }
+    }
+}
+
+/// What a `RowFile` writes to: a file, or in tests a writer that fails on cue.
+pub trait RowTarget: Send + Sync {
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Cuts the target back to its first `len` bytes.
+    fn truncate(&mut self, len: u64) -> io::Result<()>;
+}
+
+impl RowTarget for File {
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        Write::write_all(self, bytes)
+    }
+    fn truncate(&mut self, len: u64) -> io::Result<()> {
+        self.set_len(len)
+    }
+}
+
+/// A record file that only ever ends at a whole row: rows gather in a buffer of whole rows that
+/// goes to the file in one piece, and a failed write (a full disk can take half of it) cuts the
+/// file back to the rows known written, after which the record takes no more rows.
+pub struct RowFile {
+    out: Box<dyn RowTarget>,
+    buf: Vec<u8>,
+    /// Bytes of whole rows in the file.
+    written: u64,
+    failed: bool,
+}
+
+impl RowFile {
+    /// As the `BufWriter` this replaces: 64 KiB, so a file costs one write call per 64 KiB.
+    const CAPACITY: usize = 1 << 16;
+
+    pub fn new(out: Box<dyn RowTarget>) -> Self {
+        RowFile {
+            out,
+            buf: Vec::with_capacity(Self::CAPACITY),
+            written: 0,
+            failed: false,
+        }
+    }
+
+    fn push(&mut self, line: &[u8]) -> io::Result<()> {
+        if self.failed {
+            return Ok(());
+        }
+        if self.buf.len() + line.len() > Self::CAPACITY && !self.buf.is_empty() {
+            self.spill()?;
+        }
+        self.buf.extend_from_slice(line);
+        Ok(())
+    }
+
+    /// Writes the buffered rows; on failure, cuts the file back to its last whole row.
+    fn spill(&mut self) -> io::Result<()> {
+        if self.failed || self.buf.is_empty() {
+            return Ok(());
+        }
+        let result = self.out.write_all(&self.buf);
+        match &result {
+            Ok(()) => self.written += self.buf.len() as u64,
+            Err(_) => {
+                self.failed = true;
+                // Best effort: the write's error is the one to report.
+                let _ = self.out.truncate(self.written);
+            }
+        }
+        self.buf.clear();
+        result
+    }
+}
+
+impl Drop for RowFile {
+    fn drop(&mut self) {
+        let _ = self.spill();
     }
 }
 
@@ -125,6 +204,16 @@ struct Record {
     fields: usize,
 }
 
+impl Record {
+    /// An error of this record's, as the user is told it: the file's path when it has one.
+    fn describe(&self, e: &io::Error) -> String {
+        match &self.path {
+            Some(p) => format!("writing {}: {e}", p.display()),
+            _ => format!("{}: {e}", self.name),
+        }
+    }
+}
+
 /// The run's record writers, and the identity every row carries.
 #[derive(Resource)]
 pub struct Records {
@@ -178,11 +267,15 @@ impl Records {
                         return Err(err);
                     }
                 };
-                (Sink::File(BufWriter::with_capacity(1 << 16, file)), Some(path))
+                (Sink::File(RowFile::new(Box::new(file))), Some(path))
             }
             Output::Memory => (Sink::Memory(Vec::new()), None),
             Output::Null => (Sink::Null, None),
         };
+        self.open(record, header, sink, path)
+    }
+
+    fn open(&mut self, record: &str, header: &[&str], sink: Sink, path: Option<PathBuf>) -> io::Result<RecordId> {
         let mut rec = Record {
             name: record.to_string(),
             path,
@@ -191,13 +284,15 @@ impl Records {
         };
         let mut line = Vec::new();
         csv_line(&mut line, header.iter());
-        rec.sink.write_all(&line)?;
+        rec.sink
+            .push(&line)
+            .map_err(|e| io::Error::new(e.kind(), rec.describe(&e)))?;
         self.records.push(rec);
         Ok(RecordId(self.records.len() - 1))
     }
 
-    /// Writes one row. An I/O error (a full disk) is kept and reported at the end of the run
-    /// rather than unwinding through the model.
+    /// Writes one row. An I/O error (a full disk) is kept, stops the run at the next beacon tick
+    /// (`App::run`) and is reported then, rather than unwinding through the model.
     pub fn write<I, T>(&mut self, id: RecordId, row: I)
     where
         I: IntoIterator<Item = T>,
@@ -207,15 +302,12 @@ impl Records {
         let r = &mut self.records[id.0];
         let n = csv_line(&mut line, row);
         let written = if n == r.fields {
-            r.sink.write_all(&line)
+            r.sink.push(&line).map_err(|e| r.describe(&e))
         } else {
-            Err(io::Error::other(format!(
-                "a row of {n} fields in a record of {}",
-                r.fields
-            )))
+            Err(format!("{}: a row of {n} fields in a record of {}", r.name, r.fields))
         };
         if let Err(e) = written {
-            self.first_error.get_or_insert_with(|| format!("{}: {e}", r.name));
+            self.first_error.get_or_insert(e);
         }
         self.line = line;
     }
@@ -233,7 +325,7 @@ impl Records {
     pub fn flush(&mut self) {
         for r in &mut self.records {
             if let Err(e) = r.sink.flush() {
-                self.first_error.get_or_insert_with(|| format!("{}: {e}", r.name));
+                self.first_error.get_or_insert_with(|| r.describe(&e));
             }
         }
     }
@@ -248,7 +340,7 @@ impl Records {
         self.open_error.take()
     }
 
-    /// The first write error, if any happened.
+    /// The first write error, if any happened: `writing PATH: <os error>`.
     pub fn error(&self) -> Option<&str> {
         self.first_error.as_deref()
     }
@@ -351,6 +443,65 @@ mod tests {
                 "{row:?}"
             );
         }
+    }
+
+    /// A disk that holds `room` bytes: a write past it stores what fits, then fails as a full
+    /// disk does (ENOSPC).
+    struct SmallDisk {
+        bytes: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+        room: usize,
+    }
+
+    impl RowTarget for SmallDisk {
+        fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+            let mut v = self.bytes.lock().unwrap();
+            let fits = self.room.saturating_sub(v.len()).min(bytes.len());
+            v.extend_from_slice(&bytes[..fits]);
+            if fits < bytes.len() {
+                return Err(io::Error::from_raw_os_error(28));
+            }
+            Ok(())
+        }
+        fn truncate(&mut self, len: u64) -> io::Result<()> {
+            self.bytes.lock().unwrap().truncate(len as usize);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_file_at_its_last_whole_row() {
+        let bytes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        // Header "a,b\n" and three rows "1,2\n" are 16 bytes; 22 bytes of room leave 6 for the
+        // next flush's 8 (two rows): the disk takes "1,2\n1," and fails.
+        let disk = SmallDisk {
+            bytes: bytes.clone(),
+            room: 22,
+        };
+        let mut r = Records::new(Output::Null, "sim", 0, WallClock::fixed_at(0)).unwrap();
+        let path = PathBuf::from("/out/sim-r-0.csv");
+        let id = r
+            .open("r", &["a", "b"], Sink::File(RowFile::new(Box::new(disk))), Some(path))
+            .unwrap();
+        for _ in 0..3 {
+            r.write(id, ["1", "2"]);
+        }
+        r.flush();
+        assert_eq!(r.error(), None);
+        r.write(id, ["1", "2"]);
+        r.write(id, ["1", "2"]);
+        r.flush();
+        assert_eq!(
+            r.error(),
+            Some(format!("writing /out/sim-r-0.csv: {}", io::Error::from_raw_os_error(28)).as_str())
+        );
+        // Cut back to the 16 bytes known written; later rows are not written at all.
+        r.write(id, ["3", "4"]);
+        r.flush();
+        drop(r);
+        assert_eq!(
+            String::from_utf8(bytes.lock().unwrap().clone()).unwrap(),
+            "a,b\n1,2\n1,2\n1,2\n"
+        );
     }
 
     #[test]

@@ -5,6 +5,10 @@
 //! ```
 //! Events at exactly a tick's time run after that tick's row, so a row shows the state at the
 //! instant of its timestamp. Events at or after the stop time never run.
+//!
+//! A run stops early, at a tick, when its stop flag is set (`run_stoppable`: a signal) or a record
+//! write failed (a full disk): `Finish` then runs at that tick's time. Both are looked at once per
+//! tick, never per event, so the stop latency is at most one beacon interval of simulated time.
 
 use crate::app::App;
 use crate::beacon::BeaconColumns;
@@ -13,6 +17,7 @@ use crate::phases::{BeaconTick, Build, Finish, Start};
 use crate::records::{RecordId, Records};
 use crate::time::SimTime;
 use bevy_ecs::prelude::Resource;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Who this run is: what every record row names.
 #[derive(Resource, Clone, Debug)]
@@ -33,6 +38,17 @@ pub struct RunStats {
     pub wall: std::time::Duration,
     pub events: u64,
     pub beacons: u64,
+    /// Set when the run stopped before its stop time; `sim_time` is then the tick it stopped at.
+    pub stopped: Option<StopCause>,
+}
+
+/// Why a run stopped before its stop time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopCause {
+    /// The stop flag held this (non-zero) value at a tick: the caller's code, a signal number.
+    Flag(usize),
+    /// A record write failed (`Records::error` says which and why).
+    WriteError,
 }
 
 impl RunStats {
@@ -57,7 +73,17 @@ impl App {
 
     /// Runs every phase and the event loop to `opts.stop`. `build_world` must not have been
     /// called before (it runs here).
-    pub fn run(&mut self, mut opts: RunOptions<'_>) -> RunStats {
+    pub fn run(&mut self, opts: RunOptions<'_>) -> RunStats {
+        self.run_inner(opts, None)
+    }
+
+    /// As `run`, but stops at the first beacon tick at which `stop_flag` is non-zero (a signal
+    /// handler sets it), or a record write has failed, and runs `Finish` there.
+    pub fn run_stoppable(&mut self, opts: RunOptions<'_>, stop_flag: &AtomicUsize) -> RunStats {
+        self.run_inner(opts, Some(stop_flag))
+    }
+
+    fn run_inner(&mut self, mut opts: RunOptions<'_>, stop_flag: Option<&AtomicUsize>) -> RunStats {
         let started = std::time::Instant::now();
         let missing = self.unhandled_kinds();
         assert!(
@@ -76,6 +102,8 @@ impl App {
         let interval = opts.beacon_interval.max(SimTime(1));
         let mut next_tick = interval;
         let mut beacons = 0;
+        let mut stopped = None;
+        let mut end = opts.stop;
         loop {
             let until = next_tick.min(opts.stop);
             self.handlers.run(&mut self.world, &mut queue, until);
@@ -97,11 +125,17 @@ impl App {
             if let Some(p) = opts.progress.as_deref_mut() {
                 p(next_tick, events);
             }
+            // Once per tick: the rows up to this tick are flushed (`write_beacon_row`).
+            stopped = self.stop_cause(stop_flag);
+            if stopped.is_some() {
+                end = next_tick;
+                break;
+            }
             // Wrapping here would restart the ticks at 0 forever; past the clock's end the one
             // tick left is never reached (`Timeline` keeps the stop below it).
             next_tick = next_tick.checked_add(interval).unwrap_or(SimTime(u64::MAX));
         }
-        queue.advance_to(opts.stop);
+        queue.advance_to(end);
         let events = queue.processed();
         self.world.insert_resource(queue);
         self.world.run_schedule(Finish);
@@ -109,11 +143,23 @@ impl App {
             r.flush();
         }
         RunStats {
-            sim_time: opts.stop,
+            sim_time: end,
             wall: started.elapsed(),
             events,
             beacons,
+            stopped,
         }
+    }
+
+    fn stop_cause(&self, stop_flag: Option<&AtomicUsize>) -> Option<StopCause> {
+        if let Some(v) = stop_flag.map(|f| f.load(Ordering::Relaxed)).filter(|&v| v != 0) {
+            return Some(StopCause::Flag(v));
+        }
+        let failed = self
+            .world
+            .get_resource::<Records>()
+            .is_some_and(|r| r.error().is_some());
+        failed.then_some(StopCause::WriteError)
     }
 
     fn open_beacon(&mut self) -> Option<RecordId> {

@@ -12,6 +12,7 @@
 //! println!("{}", outcome.summary);
 //! ```
 pub mod assemble;
+pub mod interrupt;
 pub mod limits;
 pub mod scenario;
 pub mod summary;
@@ -35,20 +36,36 @@ pub fn run(
     setup: &RunSetup,
     progress: Option<&mut dyn FnMut(SimTime, u64)>,
 ) -> std::io::Result<Outcome> {
+    run_stoppable(loaded, setup, progress, &std::sync::atomic::AtomicUsize::new(0))
+}
+
+/// As `run`, but stops at the first beacon tick after `stop` holds a signal number
+/// (`interrupt::install`): the records end there and the manifest says `interrupted`.
+pub fn run_stoppable(
+    loaded: &scenario::Loaded,
+    setup: &RunSetup,
+    progress: Option<&mut dyn FnMut(SimTime, u64)>,
+    stop: &std::sync::atomic::AtomicUsize,
+) -> std::io::Result<Outcome> {
     let mut app = build_app(loaded, setup)?;
-    let stats = app.run(RunOptions {
+    let opts = RunOptions {
         stop: loaded.timeline.stop,
         beacon_interval: loaded.timeline.beacon_interval,
         progress,
-    });
+    };
+    let stats = app.run_stoppable(opts, stop);
     if let Some(e) = app.world.resource_mut::<Records>().take_open_error() {
         return Err(std::io::Error::other(e));
     }
     let name = setup.simulation_name(loaded).to_string();
-    let summary = summary::summarize(&mut app.world, &name, &stats);
+    let mut summary = summary::summarize(&mut app.world, &name, &stats);
     let records = app.world.resource::<Records>();
     if let Some(e) = records.error() {
-        return Err(std::io::Error::other(format!("writing the records failed: {e}")));
+        // "writing PATH: <os error>"; the files end at their last whole row.
+        return Err(std::io::Error::other(e.to_string()));
+    }
+    if let Some(StopCause::Flag(sig)) = stats.stopped {
+        summary.interrupted = Some(interrupt::Interrupted::new(sig, stats.sim_time.as_secs_f64()));
     }
     let mut files: Vec<std::path::PathBuf> = records.paths().into_iter().map(|p| p.to_path_buf()).collect();
     if let engine::records::Output::Folder(dir) = &setup.output {

@@ -2,10 +2,13 @@
 //! input (the message names the file, line, column and field) or an output the user's arguments
 //! spoil (`rdmasim: --out PATH: exists and is not a folder`, `rdmasim: --out: PATH: REASON` for a
 //! folder or file that cannot be created or a symbolic link at a file's name, `rdmasim: --name
-//! NAME: REASON`), 1 internal failure, a failed record write, a failed write to standard output
-//! (`rdmasim: writing standard output: REASON`, e.g. /dev/full) or, with `watchdog.Fatal` or
-//! `--strict`, a stalled connection or a PFC deadlock. Standard output a closed pipe (`| head`)
-//! ends the output quietly, exit 0. See scenarios/README.md, "Output files".
+//! NAME: REASON`), 1 internal failure, a failed record write (`rdmasim: writing PATH: <os
+//! error>`; the run stops at its next beacon tick and every file ends at a whole row), a failed
+//! write to standard output (`rdmasim: writing standard output: REASON`, e.g. /dev/full) or, with
+//! `watchdog.Fatal` or `--strict`, a stalled connection or a PFC deadlock; 130 (SIGINT) or 143
+//! (SIGTERM): `run` stopped at the next beacon tick, the records end at a whole row and the
+//! manifest says `interrupted` (a second signal: exit 1 at once). Standard output a closed pipe
+//! (`| head`) ends the output quietly, exit 0. See scenarios/README.md, "Output files".
 
 use clap::{Parser, Subcommand, ValueEnum};
 use engine::clock::WallClock;
@@ -208,7 +211,14 @@ fn dispatch(cli: Cli) -> ExitCode {
                     b.set_message(format!("{events} events"));
                 }
             };
-            let result = rdmasim::run(&loaded, &setup, Some(&mut tick));
+            let stop = match rdmasim::interrupt::install() {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("rdmasim: cannot handle SIGINT/SIGTERM: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            let result = rdmasim::run_stoppable(&loaded, &setup, Some(&mut tick), &stop);
             if let Some(b) = bar {
                 b.finish_and_clear();
             }
@@ -231,6 +241,10 @@ fn dispatch(cli: Cli) -> ExitCode {
                     if o.summary.failed() {
                         eprintln!("rdmasim: the run broke conservation (see the summary's violation lines): a bug");
                         return ExitCode::from(1);
+                    }
+                    if let Some(i) = &o.summary.interrupted {
+                        eprintln!("rdmasim: interrupted by {} at {} s", i.signal, i.at_sim_time_sec);
+                        return ExitCode::from(i.exit_code());
                     }
                     if o.summary.watchdog_failed(&loaded) {
                         let w = &o.summary.watchdog;

@@ -1,5 +1,6 @@
 //! The run summary printed at the end of `run`, and the manifest written beside the records.
 
+use crate::interrupt::Interrupted;
 use crate::scenario::Loaded;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
@@ -20,7 +21,7 @@ pub struct PairGoodput {
     pub wqes: u64,
     /// Payload bytes the Responder's NIC accepted in the recording window.
     pub bytes: u64,
-    /// `bytes` x 8 / `RunTime`.
+    /// `bytes` x 8 / `RunTime` (of an interrupted run: the part of the window before it stopped).
     pub gbps: f64,
 }
 
@@ -43,6 +44,9 @@ pub struct Summary {
     pub nic_losses: NicLosses,
     /// What the progress watchdog found (`models::watchdog`): stalled connections, PFC deadlocks.
     pub watchdog: WatchdogReport,
+    /// Set when a signal stopped the run early (absent from the JSON otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<Interrupted>,
 }
 
 impl Summary {
@@ -61,7 +65,15 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
                 .map_or(0, |d| d.data_packets)
         })
         .sum();
-    let run_time = world.resource::<SimulationParameters>().RunTime.0.as_secs_f64();
+    let mut run_time = world.resource::<SimulationParameters>().RunTime.0.as_secs_f64();
+    // A run stopped early recorded only the part of its window before the stop.
+    if let (Some(_), Some(t)) = (stats.stopped, world.get_resource::<Timeline>()) {
+        run_time = stats
+            .sim_time
+            .min(t.recording_end)
+            .saturating_sub(t.recording_start)
+            .as_secs_f64();
+    }
     // WQEs completed in the window, and the payload delivered in it: a WQE completed early in
     // a short window mostly crossed the fabric before it, so counting whole WQEs can exceed line
     // rate; the bytes the Responders' NICs accepted in the window cannot.
@@ -83,7 +95,11 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
             responder,
             wqes,
             bytes,
-            gbps: bytes as f64 * 8.0 / run_time / 1e9,
+            gbps: if run_time > 0.0 {
+                bytes as f64 * 8.0 / run_time / 1e9
+            } else {
+                0.0
+            },
         })
         .collect();
     let (posted, completed) = world
@@ -104,6 +120,7 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
         conservation: world.get_resource::<Conservation>().cloned().unwrap_or_default(),
         nic_losses: world.get_resource::<NicLosses>().copied().unwrap_or_default(),
         watchdog: world.get_resource::<WatchdogReport>().cloned().unwrap_or_default(),
+        interrupted: None,
     }
 }
 
@@ -111,6 +128,9 @@ impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "simulation      {}", self.simulation)?;
         writeln!(f, "simulated time  {:.6} s", self.sim_time_sec)?;
+        if let Some(i) = &self.interrupted {
+            writeln!(f, "interrupted by {} at {:.6} s", i.signal, i.at_sim_time_sec)?;
+        }
         writeln!(f, "wall time       {:.3} s", self.wall_sec)?;
         writeln!(
             f,
@@ -213,6 +233,9 @@ pub struct Manifest<'a> {
     pub nic_losses: NicLosses,
     /// The watchdog's findings (as in the summary) and whether they fail the run.
     pub watchdog: ManifestWatchdog<'a>,
+    /// A signal stopped the run at this tick; absent when the run reached its stop time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<&'a Interrupted>,
 }
 
 #[derive(Debug, Serialize)]
@@ -241,6 +264,7 @@ pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &'a Summary, fil
             failed: summary.watchdog_failed(loaded),
             report: &summary.watchdog,
         },
+        interrupted: summary.interrupted.as_ref(),
     }
 }
 
