@@ -12,11 +12,16 @@ const MAX_PENDING: f64 = 10.0;
 /// it, so only real losses time out, and a lost WQE tail costs 100 us instead of the 67 ms
 /// default (which would freeze a connection for most of a 10 ms run).
 fn default_with(faults: &str, run_time: &str) -> rdmasim::scenario::Loaded {
+    default_with_extra(faults, run_time, "")
+}
+
+/// As `default_with`, with `extra` scenario fields.
+fn default_with_extra(faults: &str, run_time: &str, extra: &str) -> rdmasim::scenario::Loaded {
     let text = std::fs::read_to_string(scenario_path("default.ron")).expect("the shipped scenario");
     assert!(text.contains("nic: RoceNic(()),"), "the scenario's NIC line moved");
     let text = text.replace(
         "nic: RoceNic(()),",
-        &format!("nic: RoceNic((RetransmitTimeout: \"100us\")),\n    faults: [{faults}],"),
+        &format!("nic: RoceNic((RetransmitTimeout: \"100us\")),\n    faults: [{faults}],\n    {extra}"),
     );
     load_str("default.ron", &text, &[&format!("simulation.RunTime={run_time}")])
 }
@@ -97,4 +102,83 @@ fn one_percent_loss_on_a_link_is_counted_and_survived_by_every_connection() {
             "{file} differs with the same seed"
         );
     }
+}
+
+/// Each connection's last completion, in picoseconds, from rdma-perf.
+fn last_completions(dir: &ScratchDir) -> Vec<(String, u64)> {
+    let perf = Csv::read(&dir.file("default-rdma-perf-0.csv"));
+    let (name, end) = (perf.col("application_name"), perf.col("sim_time_sec"));
+    let mut last = std::collections::BTreeMap::new();
+    for r in &perf.rows {
+        let e = last.entry(r[name].clone()).or_insert(0);
+        *e = sec_ps(&r[end]).max(*e);
+    }
+    last.into_iter().collect()
+}
+
+#[test]
+fn a_host_link_down_for_half_a_millisecond_drops_then_traffic_resumes() {
+    // h0's only link is down from 0.006 s to 0.0065 s: everything h0 sends or is sent is lost
+    // meanwhile (counted), then go-back-N (a 100 us timeout) resumes its connection.
+    let loaded = default_with(
+        "LinkDown(link: (\"leaf0\", \"h0\"), at: 0.006, up: Some(0.0065))",
+        "0.005",
+    );
+    let (o, dir) = run_loaded(&loaded, "faults-down");
+    let c = &o.summary.conservation;
+    assert!(c.ok(), "{:?}", c.violations);
+    let f = o.app.world.resource::<models::fabric::faults::FaultCounters>();
+    let lost: u64 = f.data.iter().map(|t| t.packets).sum();
+    assert_eq!(c.totals()[2].packets, lost, "every drop is the fault's");
+    // Lost: what was on the 1 us wire at 0.006 s (~12 frames of 4154 B at 400 Gbps) and each
+    // go-back-N resend while down (one per 100 us timeout), at most 500 us of line rate in the
+    // one direction h0's data flows (12.04 frames per us: 6,020).
+    assert!(lost >= 10, "only {lost} data packets lost while down");
+    assert!(lost <= 6_100, "{lost} is more than 500 us at line rate");
+    assert!(o.summary.nic_losses.timeouts > 0, "{:?}", o.summary.nic_losses);
+    // Every connection, h0's included, completes WQEs in the last millisecond (0.0095-0.0105 s).
+    let last = last_completions(&dir);
+    assert_eq!(last.len(), 8);
+    for (name, t) in last {
+        assert!(t > 9_500_000_000, "{name} last completed at {t} ps");
+    }
+}
+
+#[test]
+fn a_spine_link_down_for_good_is_routed_around() {
+    // leaf0-spine0 goes down at 0.004 s, before the 0.005 s recording: the routes move every
+    // flow off it (spine0 reaches leaf0's hosts through another leaf and spine), so no
+    // connection loses more than what was on the link at that instant, and Little's law holds
+    // as on a healthy fabric over the 10 ms window (tolerance as in the loss test).
+    let loaded = default_with("LinkDown(link: (\"leaf0\", \"spine0\"), at: 0.004)", "0.01");
+    let (mut o, _dir) = run_loaded(&loaded, "faults-reroute");
+    let c = &o.summary.conservation;
+    assert!(c.ok(), "{:?}", c.violations);
+    let f = o.app.world.resource::<models::fabric::faults::FaultCounters>().clone();
+    // At most what both directions hold at once: a link's 1 us delay plus two switch queues'
+    // worth, far below the ~1.2 million packets a 10 ms run sends.
+    assert!(
+        f.by_fault[0] < 1000,
+        "{} packets lost: the routes kept using the link",
+        f.by_fault[0]
+    );
+    check_littles_law(&mut o, PS_PER_SEC / 100, 0.03);
+}
+
+#[test]
+fn a_host_link_down_for_good_stalls_its_connection_and_the_watchdog_names_it() {
+    let loaded = default_with_extra(
+        "LinkDown(link: (\"h0\", \"leaf0\"), at: 0.004)",
+        "0.005",
+        "watchdog: (StallTimeout: 0.002),",
+    );
+    let (o, _dir) = run_loaded(&loaded, "faults-stall");
+    assert!(o.summary.conservation.ok(), "{:?}", o.summary.conservation.violations);
+    let w = &o.summary.watchdog;
+    // h0 is in exactly one of the 8 disjoint pairs; only that connection stalls.
+    assert_eq!(w.stalls.len(), 1, "{w:?}");
+    let s = &w.stalls[0];
+    assert!(s.initiator == 0 || s.responder == 0, "{s:?}");
+    assert!(s.initiator_name == "h0" || s.responder_name == "h0");
+    assert!(o.summary.to_string().contains("stalled: connection"));
 }
