@@ -182,3 +182,51 @@ fn a_host_link_down_for_good_stalls_its_connection_and_the_watchdog_names_it() {
     assert!(s.initiator_name == "h0" || s.responder_name == "h0");
     assert!(o.summary.to_string().contains("stalled: connection"));
 }
+
+#[test]
+fn a_bad_fault_entry_is_refused_naming_its_field() {
+    let text = std::fs::read_to_string(scenario_path("default.ron")).expect("the shipped scenario");
+    for (fault, field, says) in [
+        (
+            "Loss(link: (\"h0\", \"nowhere\"), rate: 0.01)",
+            "faults[0].link",
+            "no node is named \"nowhere\"",
+        ),
+        (
+            "Loss(link: (\"h0\", \"spine0\"), rate: 0.01)",
+            "faults[0].link",
+            "no link joins",
+        ),
+        (
+            "Loss(link: (\"h0\", \"leaf0\"), rate: 1.5)",
+            "faults[0].rate",
+            "not a probability",
+        ),
+        (
+            "Loss(link: (\"h0\", \"leaf0\"), rate: 0.1, classes: [8])",
+            "faults[0].classes",
+            "not a traffic class",
+        ),
+        (
+            "LinkDown(link: (\"h0\", \"leaf0\"), at: -1)",
+            "faults[0].at",
+            "not a time",
+        ),
+        (
+            "LinkDown(link: (\"h0\", \"leaf0\"), at: 0.2, up: 0.1)",
+            "faults[0].up",
+            "not after",
+        ),
+    ] {
+        let t = text.replace(
+            "nic: RoceNic(()),",
+            &format!("nic: RoceNic(()),\n    faults: [{fault}],"),
+        );
+        let e = rdmasim::scenario::load_text("bad.ron", &t, &[])
+            .expect_err(fault)
+            .to_string();
+        assert!(e.contains(field) && e.contains(says), "{fault}: {e}");
+        // The message points into the faults line of the file (line 20, after the nic line).
+        assert!(e.contains("bad.ron:20:"), "{fault}: {e}");
+    }
+}
