@@ -230,3 +230,52 @@ fn a_bad_fault_entry_is_refused_naming_its_field() {
         assert!(e.contains("bad.ron:20:"), "{fault}: {e}");
     }
 }
+
+#[test]
+fn a_slow_receiver_fills_its_pool_engages_pfc_and_caps_goodput_at_its_drain_rate() {
+    // Every host's NIC drains its receive pool at 100 Gbps, a quarter of the 400 Gbps links, so
+    // each Responder's pool fills and PFC holds its Initiator back; the class is lossless, so
+    // nothing may be dropped. The default 67 ms timeout: no loss, so no resend is due.
+    let text = std::fs::read_to_string(scenario_path("default.ron")).expect("the shipped scenario");
+    let slow: Vec<String> = (0..16)
+        .map(|h| format!("SlowReceiver(host: {h}, rate: \"100Gbps\")"))
+        .collect();
+    let text = text.replace(
+        "nic: RoceNic(()),",
+        &format!("nic: RoceNic(()),\n    faults: [{}],", slow.join(", ")),
+    );
+    let loaded = load_str("default.ron", &text, &["simulation.RunTime=0.01"]);
+    let (o, _dir) = run_loaded(&loaded, "faults-slow");
+    let s = &o.summary;
+    assert!(s.conservation.ok(), "{:?}", s.conservation.violations);
+    assert_eq!(s.conservation.totals()[2].packets, 0, "a lossless class dropped data");
+    let nic = s.nic_losses;
+    assert_eq!((nic.receive_drops, nic.retransmitted), (0, 0), "{nic:?}");
+    assert!(
+        nic.pfc_pause_sent > 0,
+        "the full pools never paused the switch: {nic:?}"
+    );
+    // The pool drains 4154-byte frames at 100 Gbps, 4096 payload bytes each: 98.60 Gbps of
+    // payload. Over the 10 ms window a Responder can take in at most that plus one pool's worth
+    // (the whole 4 MiB ingress buffer: 33.55 Mbit / 10 ms = 3.36 Gbps).
+    let drain = 100.0 * 4096.0 / 4154.0;
+    let bound = drain + (4u64 << 20) as f64 * 8.0 / 0.01 / 1e9;
+    assert_eq!(s.pairs.len(), 8);
+    for p in &s.pairs {
+        assert!(
+            p.gbps <= bound,
+            "pair {} -> {}: {:.2} Gbps > {bound:.2}",
+            p.initiator,
+            p.responder,
+            p.gbps
+        );
+        // And the drain is what limits it: well above a quarter of the link's 394 Gbps share.
+        assert!(
+            p.gbps > 0.9 * drain,
+            "pair {} -> {}: only {:.2} Gbps",
+            p.initiator,
+            p.responder,
+            p.gbps
+        );
+    }
+}

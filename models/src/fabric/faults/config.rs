@@ -4,6 +4,7 @@
 use crate::topology::Topology;
 use bevy_ecs::prelude::*;
 use engine::SimTime;
+use engine::units::Rate;
 use serde::Deserialize;
 
 /// One injected fault. A link is named by the two nodes it joins, in either order; every link
@@ -29,13 +30,26 @@ pub enum Fault {
         #[serde(default)]
         up: Option<f64>,
     },
+    /// Host `host`'s NIC drains its receive pool into host memory at `rate` (at most; the PCIe
+    /// write may be slower), so the pool fills and the NIC sends PFC PAUSE upstream.
+    SlowReceiver { host: u32, rate: Rate },
 }
 
 impl Fault {
-    pub fn link(&self) -> &(String, String) {
+    /// The link it names (`None` for a slow receiver).
+    pub fn link(&self) -> Option<&(String, String)> {
         match self {
-            Fault::Loss { link, .. } | Fault::LinkDown { link, .. } => link,
+            Fault::Loss { link, .. } | Fault::LinkDown { link, .. } => Some(link),
+            Fault::SlowReceiver { .. } => None,
         }
+    }
+
+    /// The receive pool drain rate of `host`'s NIC the faults set, if any (the last wins).
+    pub fn slow_receiver(faults: &[Fault], host: u32) -> Option<Rate> {
+        faults.iter().rev().find_map(|f| match f {
+            Fault::SlowReceiver { host: h, rate } if *h == host => Some(*rate),
+            _ => None,
+        })
     }
 }
 
@@ -55,7 +69,9 @@ pub struct FaultError {
 impl FaultConfig {
     /// The ids of the links `f` names (every link between its two nodes).
     pub fn links(topo: &Topology, f: &Fault) -> Vec<u32> {
-        let (a, b) = f.link();
+        let Some((a, b)) = f.link() else {
+            return Vec::new();
+        };
         let (Some(a), Some(b)) = (topo.find(a), topo.find(b)) else {
             return Vec::new();
         };
@@ -75,14 +91,15 @@ impl FaultConfig {
                 field: format!("faults[{i}].{field}"),
                 message,
             };
-            let (a, b) = f.link();
-            for n in [a, b] {
-                if topo.find(n).is_none() {
-                    return Err(err("link", format!("no node is named {n:?}")));
+            if let Some((a, b)) = f.link() {
+                for n in [a, b] {
+                    if topo.find(n).is_none() {
+                        return Err(err("link", format!("no node is named {n:?}")));
+                    }
                 }
-            }
-            if Self::links(topo, f).is_empty() {
-                return Err(err("link", format!("no link joins {a:?} and {b:?}")));
+                if Self::links(topo, f).is_empty() {
+                    return Err(err("link", format!("no link joins {a:?} and {b:?}")));
+                }
             }
             let time = |field: &str, secs: f64| match SimTime::from_secs_f64(secs) {
                 Some(_) if secs >= 0.0 => Ok(()),
@@ -98,6 +115,14 @@ impl FaultConfig {
                     }
                     if let Some(c) = classes.iter().flatten().find(|&&c| c > 7) {
                         return Err(err("classes", format!("{c} is not a traffic class (0-7)")));
+                    }
+                }
+                Fault::SlowReceiver { host, .. } => {
+                    if *host as usize >= topo.num_hosts {
+                        return Err(err(
+                            "host",
+                            format!("host {host} does not exist (the topology has {} hosts)", topo.num_hosts),
+                        ));
                     }
                 }
                 Fault::LinkDown { at, up, .. } => {

@@ -95,6 +95,7 @@ impl FaultState {
                                 .map_or(0xFF, |cs| cs.iter().fold(0, |m, &c| m | 1 << c)),
                             rng: stream(seed, "fault-loss", (i as u64) << 32 | d as u64),
                         }),
+                        Fault::SlowReceiver { .. } => {}
                         Fault::LinkDown { at, up, .. } => {
                             let (at, up) = times(*at, *up);
                             // Arrivals while down, and of packets launched before `up`.
@@ -116,6 +117,10 @@ impl FaultState {
                     }
                 }
             }
+        }
+        if routing.is_empty() && dirs.iter().all(|d| d.losses.is_empty() && d.downs.is_empty()) {
+            // Only slow receivers (the NIC's business): the fabric's hot path stays as without.
+            return None;
         }
         Some(FaultState {
             dirs,
