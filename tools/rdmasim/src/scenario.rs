@@ -34,7 +34,7 @@ pub struct Scenario {
     /// The progress watchdog: stall and PFC deadlock timeouts, and whether a finding fails the run.
     #[serde(default)]
     pub watchdog: models::watchdog::WatchdogConfig,
-    /// Injected faults: `Loss(..)` and `LinkDown(..)` on links. Default none.
+    /// Injected faults: `Loss(..)`, `LinkDown(..)` on links, `SlowReceiver(..)` on a NIC. Default none.
     #[serde(default)]
     pub faults: models::fabric::faults::FaultConfig,
 }
