@@ -18,6 +18,7 @@
 
 pub mod conservation;
 pub mod deadlock;
+pub mod faults;
 pub mod link;
 pub mod switch;
 pub mod switch_config;
@@ -118,6 +119,10 @@ impl FabricIndex {
     }
 }
 
+/// `fabric.reroute`: a link between switches went down or came up (only with faults).
+#[derive(Resource, Clone, Copy, Debug)]
+struct RerouteKind(EventKind);
+
 /// The built fabric, as a resource.
 #[derive(Resource, Clone, Debug)]
 pub struct Fabric(pub Arc<FabricIndex>);
@@ -137,10 +142,18 @@ impl Plugin for FabricPlugin {
         app.insert_resource(kinds);
         app.insert_resource(HostReceiver::default());
         app.add_systems(Build, build_fabric.in_set(BuildSet::Fabric));
-        app.set_handler_for(
-            &[kinds.arrive, kinds.switch_tx, kinds.send_pfc],
-            FabricHandler::default(),
-        );
+        let mut handled = vec![kinds.arrive, kinds.switch_tx, kinds.send_pfc];
+        // A kind of its own only when the scenario injects faults (the default run is unchanged).
+        let faulty = app
+            .world
+            .get_resource::<faults::FaultConfig>()
+            .is_some_and(|f| !f.0.is_empty());
+        if faulty {
+            let reroute = app.add_event_kind("fabric.reroute");
+            app.insert_resource(RerouteKind(reroute));
+            handled.push(reroute);
+        }
+        app.set_handler_for(&handled, FabricHandler::default());
         switch::register_beacon_columns(app);
         app.insert_resource(conservation::Delivered::default());
         app.add_systems(Finish, conservation::check_conservation.in_set(BuildSet::Fabric));
@@ -160,6 +173,7 @@ pub fn build_fabric(world: &mut World) {
     let mut egress: Vec<Vec<u32>> = topology.nodes.iter().map(|n| vec![u32::MAX; n.ports.len()]).collect();
     let mut wires: Vec<Option<LinkDirection>> = Vec::with_capacity(topology.links.len() * 2);
     let mut dir_to = Vec::with_capacity(topology.links.len() * 2);
+    let mut delays = Vec::with_capacity(topology.links.len() * 2);
     for (l, link) in topology.links.iter().enumerate() {
         for (d, (from, to)) in [(link.a, link.b), (link.b, link.a)].into_iter().enumerate() {
             let id = (2 * l + d) as u32;
@@ -178,6 +192,7 @@ pub fn build_fabric(world: &mut World) {
                 kinds.packet,
             );
             egress[from.0 as usize][from.1 as usize] = id;
+            delays.push(dir.delay);
             dir_to.push(to);
             wires.push(Some(dir));
         }
@@ -236,6 +251,18 @@ pub fn build_fabric(world: &mut World) {
         .into_iter()
         .map(|e| e.expect("every direction leaves a host or a switch"))
         .collect();
+    let fault_cfg = world.get_resource::<faults::FaultConfig>().cloned().unwrap_or_default();
+    if let Some(f) = faults::FaultState::new(&fault_cfg, &topology, &delays, cfg.seed) {
+        let changes = f.route_changes();
+        if let (Some(kind), false) = (world.get_resource::<RerouteKind>().copied(), changes.is_empty()) {
+            let mut q = world.resource_mut::<EventQueue>();
+            let source = q.add_source();
+            for t in changes {
+                q.schedule(t, source, kind.0, 0, 0);
+            }
+        }
+        world.insert_resource(f);
+    }
     world.insert_resource(Fabric(Arc::new(FabricIndex {
         topology,
         routes,
@@ -264,6 +291,9 @@ struct FabricState {
     held: bool,
     /// Data packets handed to hosts, per class (published as `conservation::Delivered`).
     delivered: [link::Tally; 8],
+    /// The injected faults; `None` without (the hot path's one extra branch).
+    faults: Option<Box<faults::FaultState>>,
+    reroute: Option<EventKind>,
 }
 
 impl FabricState {
@@ -280,6 +310,8 @@ impl FabricState {
             switches: Vec::new(),
             held: false,
             delivered: Default::default(),
+            faults: world.remove_resource::<faults::FaultState>().map(Box::new),
+            reroute: world.get_resource::<RerouteKind>().map(|k| k.0),
         }
     }
 
@@ -307,6 +339,11 @@ impl Handler for FabricHandler {
         if ev.kind == fabric.kinds.arrive {
             // The packet waits in the direction's channel: no lookup of the direction's entity.
             let pkt = q.receive(fabric.kinds.packet, ev.target);
+            if let Some(f) = st.faults.as_deref_mut()
+                && f.lose(ev.target, q.now(), &pkt)
+            {
+                return;
+            }
             let (to_node, to_port) = fabric.dir_to[ev.target as usize];
             match st.switches.get_mut((to_node as usize).wrapping_sub(num_hosts)) {
                 Some(sw) => switch::receive(fabric, sw, q, to_port, pkt),
@@ -324,6 +361,12 @@ impl Handler for FabricHandler {
             (ev.data >> 16) as usize
         } else if ev.kind == fabric.kinds.send_pfc {
             ev.target as usize
+        } else if Some(ev.kind) == st.reroute {
+            let f = st.faults.as_deref().expect("reroute events come with faults");
+            let rerouted = Arc::new(faults::reroute(fabric, f, q.now()));
+            world.insert_resource(Fabric(rerouted.clone()));
+            st.fabric = rerouted;
+            return;
         } else {
             st.receiver.handle(world, q, ev);
             return;
@@ -343,6 +386,9 @@ impl Handler for FabricHandler {
             return;
         };
         world.insert_resource(conservation::Delivered(st.delivered));
+        if let Some(f) = &st.faults {
+            f.publish(world);
+        }
         st.receiver.pause(world);
         if !st.held {
             return;

@@ -51,6 +51,15 @@ pub struct Routes {
 impl Routes {
     /// Computes next hops for every (switch, host) pair by breadth-first search (hop count).
     pub fn compute(topo: &Topology) -> Routes {
+        Self::compute_avoiding(topo, &[])
+    }
+
+    /// As `compute`, on the links not marked in `down` (by link id; missing ids are up). A
+    /// switch that has no surviving path to an attachment keeps its shortest paths over every
+    /// link: its packets then die at the down link (counted as fault drops) rather than for want
+    /// of a route (which a lossless class must never see).
+    pub fn compute_avoiding(topo: &Topology, down: &[bool]) -> Routes {
+        let is_down = |p: &super::PortRef| down.get(p.link as usize).copied().unwrap_or(false);
         let num_hosts = topo.num_hosts;
         let mut attachment_of_node: HashMap<u32, u32> = HashMap::new();
         let mut attachment_node = Vec::new();
@@ -77,9 +86,19 @@ impl Routes {
         let (mut group_start, mut ports) = (vec![0u32], Vec::new());
         let mut scratch = Vec::new();
         for (a, &target) in attachment_node.iter().enumerate() {
-            let dist = hop_counts(topo, target);
+            let full = hop_counts(topo, target);
+            let up = if down.contains(&true) {
+                hop_counts_where(topo, target, |p| !is_down(p))
+            } else {
+                full.clone()
+            };
             for s in 0..num_switches {
                 let node = &topo.nodes[num_hosts + s];
+                // The surviving links' distances where they reach, else every link's.
+                let (dist, avoid) = match up[num_hosts + s] {
+                    u32::MAX => (&full, false),
+                    _ => (&up, true),
+                };
                 let d = dist[num_hosts + s];
                 scratch.clear();
                 if d != u32::MAX && d > 0 {
@@ -88,7 +107,7 @@ impl Routes {
                         .ports
                         .iter()
                         .enumerate()
-                        .filter(|(_, p)| dist[p.peer_node as usize] == d - 1);
+                        .filter(|(_, p)| dist[p.peer_node as usize] == d - 1 && !(avoid && is_down(p)));
                     scratch.extend(closer.map(|(i, _)| i as u16));
                 }
                 let g = match interned.get(scratch.as_slice()) {
@@ -153,12 +172,17 @@ impl Routes {
 
 /// Hop counts from `from` to every node (`u32::MAX` where unreachable), by breadth-first search.
 pub fn hop_counts(topo: &Topology, from: u32) -> Vec<u32> {
+    hop_counts_where(topo, from, |_| true)
+}
+
+/// As `hop_counts`, over the ports `usable` accepts.
+fn hop_counts_where(topo: &Topology, from: u32, usable: impl Fn(&super::PortRef) -> bool) -> Vec<u32> {
     let mut dist = vec![u32::MAX; topo.nodes.len()];
     let mut queue = VecDeque::from([from]);
     dist[from as usize] = 0;
     while let Some(n) = queue.pop_front() {
         let d = dist[n as usize] + 1;
-        for p in &topo.nodes[n as usize].ports {
+        for p in topo.nodes[n as usize].ports.iter().filter(|p| usable(p)) {
             let slot = &mut dist[p.peer_node as usize];
             if *slot == u32::MAX {
                 *slot = d;

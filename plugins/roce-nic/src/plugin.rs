@@ -82,6 +82,9 @@ fn build_nics(world: &mut World) {
     let ctx = world.resource::<PendingCtx>().0.clone();
     let mut nics = Vec::with_capacity(fabric.num_hosts());
     let window = models::nic::recording_window(world);
+    let faults = world
+        .get_resource::<models::fabric::faults::FaultConfig>()
+        .map_or(Vec::new(), |f| f.0.clone());
     for host in 0..fabric.num_hosts() as u32 {
         let source = world.resource_mut::<EventQueue>().add_source();
         // On the host's port entity, beside its PCIe link and egress direction: a NIC event
@@ -89,6 +92,11 @@ fn build_nics(world: &mut World) {
         let port = fabric.pcie[host as usize];
         let mut nic = RoceNic::new(host, source, &ctx.cfg);
         nic.window = window;
+        nic.slow_drain =
+            models::fabric::faults::Fault::slow_receiver(&faults, host).map(|rate| crate::state::SlowDrain {
+                rate,
+                free_at: SimTime::ZERO,
+            });
         world.entity_mut(port).insert(nic);
         nics.push(port);
     }

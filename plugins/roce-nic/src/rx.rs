@@ -128,7 +128,10 @@ impl Parts<'_> {
         self.nic.ingress_used[c] += held;
         let peak = &mut self.nic.counters.ingress_peak[c];
         *peak = (*peak).max(self.nic.ingress_used[c]);
-        let done = self.pcie.dma_write(&ctx.cfg.Pcie, now, pkt.payload as u64);
+        let mut done = self.pcie.dma_write(&ctx.cfg.Pcie, now, pkt.payload as u64);
+        if let Some(d) = self.nic.slow_drain.as_mut() {
+            done = d.leave(now, done, held);
+        }
         self.nic.writes[c].push_back((done, held));
         self.nic.counters.data_packets_received += 1;
         self.nic.counters.payload_bytes_received += pkt.payload as u64;

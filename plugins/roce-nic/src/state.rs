@@ -167,6 +167,25 @@ pub struct RoceNic {
     /// The recording window, [start, end).
     pub window: (SimTime, SimTime),
     pub counters: NicCounters,
+    /// A slow receiver (an injected fault): the receive pool drains no faster than this.
+    pub slow_drain: Option<SlowDrain>,
+}
+
+/// A receive pool drained at a fixed rate: each packet leaves the pool when its host-memory
+/// write is done and the drain has passed the bytes ahead of it.
+#[derive(Clone, Copy, Debug)]
+pub struct SlowDrain {
+    pub rate: engine::units::Rate,
+    /// When the drain has passed every packet admitted so far.
+    pub free_at: SimTime,
+}
+
+impl SlowDrain {
+    /// When a packet of `bytes` admitted at `now`, whose write is done at `done`, leaves the pool.
+    pub fn leave(&mut self, now: SimTime, done: SimTime, bytes: u64) -> SimTime {
+        self.free_at = self.free_at.max(now) + self.rate.serialization_time(bytes);
+        done.max(self.free_at)
+    }
 }
 
 impl RoceNic {
@@ -195,6 +214,7 @@ impl RoceNic {
             resume_timer: [SimTime::MAX; 8],
             window: (SimTime::ZERO, SimTime::MAX),
             counters: NicCounters::default(),
+            slow_drain: None,
         }
     }
 

@@ -70,6 +70,9 @@ pub fn build_app_with(loaded: &Loaded, setup: &RunSetup, group: PluginGroupBuild
         seed,
     });
     app.insert_resource(s.watchdog.clone());
+    if !s.faults.0.is_empty() {
+        app.insert_resource(s.faults.clone());
+    }
     app.insert_resource(RunInfo {
         simulation: name.clone(),
         job_id: job_id(&name, loaded),

@@ -34,6 +34,9 @@ pub struct Scenario {
     /// The progress watchdog: stall and PFC deadlock timeouts, and whether a finding fails the run.
     #[serde(default)]
     pub watchdog: models::watchdog::WatchdogConfig,
+    /// Injected faults: `Loss(..)`, `LinkDown(..)` on links, `SlowReceiver(..)` on a NIC. Default none.
+    #[serde(default)]
+    pub faults: models::fabric::faults::FaultConfig,
 }
 
 /// A loaded, checked scenario and what was derived from it.
@@ -124,6 +127,10 @@ fn check(file: &str, text: String, scenario: Scenario) -> Result<Loaded, Box<Sce
         .topology
         .build()
         .map_err(|e| at(e.field(), unprefixed(e.field(), e.to_string())))?;
+    scenario
+        .faults
+        .validate(&topology)
+        .map_err(|e| at(&e.field, e.message))?;
     let max_ports = topology.nodes.iter().map(|n| n.ports.len()).max().unwrap_or(0);
     scenario.switch.validate(max_ports).map_err(|e| at("switch", e))?;
     scenario.nic.value.validate().map_err(|e| {
