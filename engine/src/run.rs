@@ -125,8 +125,9 @@ impl App {
             if let Some(p) = opts.progress.as_deref_mut() {
                 p(next_tick, events);
             }
-            // Once per tick: the rows up to this tick are flushed (`write_beacon_row`).
-            stopped = self.stop_cause(stop_flag);
+            // Once per tick: the rows up to this tick are flushed (`write_beacon_row`). A tick at
+            // the stop time itself ends the run anyway: that is no early stop.
+            stopped = (next_tick < opts.stop).then(|| self.stop_cause(stop_flag)).flatten();
             if stopped.is_some() {
                 end = next_tick;
                 break;

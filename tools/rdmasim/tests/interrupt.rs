@@ -131,7 +131,7 @@ fn interrupt(signal: &str, name: &str, code: i32) {
         (ticks - ticks.round()).abs() < 1e-6,
         "{at} s is not a tick of {INTERVAL_SEC} s"
     );
-    assert!(at >= 0.01 && at < 0.5, "{at}");
+    assert!((0.01..0.5).contains(&at), "{at}");
     // The beacon has one row per tick up to and including the one it stopped at.
     assert_eq!(rows(&find(&out, "beacon")), ticks.round() as usize);
     assert!(
