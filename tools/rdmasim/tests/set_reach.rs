@@ -24,7 +24,10 @@ fn stderr(o: &Output) -> String {
 #[test]
 fn a_field_under_a_struct_the_file_leaves_out_is_set() {
     // star.ron has no `switch` and `nic: RoceNic(())`: both paths go through absent structs.
-    for set in [r#"switch.PfcXoff="300KiB""#, r#"nic.EgressBufferManager.BufferSize="4MiB""#] {
+    for set in [
+        r#"switch.PfcXoff="300KiB""#,
+        r#"nic.EgressBufferManager.BufferSize="4MiB""#,
+    ] {
         let o = validate(&[set]);
         assert_eq!(o.status.code(), Some(0), "--set {set}: {}", stderr(&o));
     }
