@@ -93,6 +93,7 @@ pub fn load_path(path: &Path, overrides: &[String]) -> Result<Loaded, Box<Scenar
 /// As `load_path`, from text (`file` names it in messages).
 pub fn load_text(file: &str, text: &str, overrides: &[String]) -> Result<Loaded, Box<ScenarioError>> {
     register_builtins();
+    let original = text;
     let text = if overrides.is_empty() {
         text.to_string()
     } else {
@@ -105,8 +106,41 @@ pub fn load_text(file: &str, text: &str, overrides: &[String]) -> Result<Loaded,
             }
         }
     };
-    let scenario: Scenario = load(file, &text)?;
+    let scenario: Scenario = match load(file, &text) {
+        Ok(s) => s,
+        // An unknown field that only a `--set` brought in is that argument's fault.
+        Err(e) if !overrides.is_empty() && e.message.contains("field named") => {
+            return Err(Box::new(blame_override(file, original, overrides, e)));
+        }
+        Err(e) => return Err(Box::new(e)),
+    };
     check(file, text, scenario)
+}
+
+/// A text that fails to load only after `--set`: the error is the first override's that makes it
+/// fail, pointed into that `--set` argument (its path for an unknown field, else its value), not at
+/// the rewritten text's lines; a file that fails on its own is reported in its own text. Only
+/// unknown fields come here today: a bad value is still shown in the rewritten text.
+fn blame_override(file: &str, original: &str, overrides: &[String], error: ScenarioError) -> ScenarioError {
+    if let Err(own) = load::<Scenario>(file, original) {
+        return own;
+    }
+    for k in 0..overrides.len() {
+        let Ok(text) = apply_overrides(original, &overrides[..=k]) else {
+            break;
+        };
+        if let Err(e) = load::<Scenario>(file, &text) {
+            let set = &overrides[k];
+            let eq = set.find('=').unwrap_or(set.len());
+            let range = if e.message.contains("field named") {
+                0..eq
+            } else {
+                (eq + 1).min(set.len())..set.len()
+            };
+            return ScenarioError::at_range("<--set>", set.clone(), range, Some(set[..eq].to_string()), e.message);
+        }
+    }
+    error
 }
 
 fn check(file: &str, text: String, scenario: Scenario) -> Result<Loaded, Box<ScenarioError>> {

@@ -50,4 +50,10 @@ fn an_unknown_field_under_an_absent_struct_is_refused_by_name() {
     let o = validate(&["switch.NoSuchKnob=1"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("NoSuchKnob"), "{}", stderr(&o));
+    // Blamed on the argument (its path, column 1), not on a line of the rewritten file.
+    assert!(
+        stderr(&o).starts_with("<--set>:1:1: switch.NoSuchKnob:"),
+        "{}",
+        stderr(&o)
+    );
 }
