@@ -1,6 +1,6 @@
 #!/bin/bash
 # Compares two rdmasim builds' wall time on one scenario, on a machine whose speed drifts by ±20%
-# within minutes (README, "Performance"): N pairs of runs, A and B back to back with their order
+# within minutes (docs/performance.md): N pairs of runs, A and B back to back with their order
 # flipped each pair, and the median of B's time over A's per pair, with the range and each build's
 # fastest and median run.
 #

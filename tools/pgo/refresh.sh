@@ -1,6 +1,6 @@
 #!/bin/bash
 # Regenerates `pgo/rdmasim.profdata`, the profile `.cargo/config.toml` hands to every build
-# (profile-guided optimization; README, "Performance"). Builds rdmasim instrumented in a scratch
+# (profile-guided optimization; docs/performance.md). Builds rdmasim instrumented in a scratch
 # target directory, runs the RoCE NIC's shipped scenarios with it, and merges what they recorded.
 #
 # Needs llvm-profdata from LLVM 19 or later (Debian: `llvm-19`, installed here if missing and
