@@ -1,4 +1,4 @@
-//! The profile-guided build's plumbing (README, "Profile-guided optimization"): cargo's config
+//! The profile-guided build's plumbing (docs/performance.md, "Profile-guided optimization"): cargo's config
 //! names the wrapper, the wrapper hands rustc the committed profile by absolute path (and leaves
 //! an instrumented compile alone), and the profile is an LLVM indexed profile, not a placeholder
 //! or a text-mangled copy.
