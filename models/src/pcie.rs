@@ -37,14 +37,16 @@ impl PcieConfig {
     pub const DEFAULT_MAX_READ_REQUEST_BYTES: u64 = 512;
     pub const DEFAULT_TLP_OVERHEAD_BYTES: u64 = 24;
 
-    pub fn validate(&self) -> Result<(), String> {
-        if self.MaxPayloadSize.0 == 0 || self.MaxPayloadSize.0 > 4096 {
-            return Err("pcie.MaxPayloadSize must be from 1 B to 4096 B".into());
+    /// Checks what serde's types cannot; the field is relative to the PCIe settings.
+    pub fn validate(&self) -> Result<(), engine::scenario::FieldError> {
+        let tlp = |field: &str, size: Size| {
+            (size.0 == 0 || size.0 > 4096)
+                .then(|| engine::scenario::FieldError::new(field, format!("must be from 1 B to 4096 B, got {size}")))
+        };
+        match tlp("MaxPayloadSize", self.MaxPayloadSize).or(tlp("MaxReadRequestSize", self.MaxReadRequestSize)) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        if self.MaxReadRequestSize.0 == 0 || self.MaxReadRequestSize.0 > 4096 {
-            return Err("pcie.MaxReadRequestSize must be from 1 B to 4096 B".into());
-        }
-        Ok(())
     }
 }
 

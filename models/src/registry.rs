@@ -11,8 +11,9 @@ use std::fmt::Debug;
 
 /// A NIC model's config, as a scenario selects it.
 pub trait NicModel: Debug + Send + Sync + 'static {
-    /// Checks the config; the message names the field (relative to `nic`).
-    fn validate(&self) -> Result<(), String>;
+    /// Checks the config; the error's field is relative to `nic` (`Mss`,
+    /// `EgressBufferManager.BufferSize`), so the loader can point at it.
+    fn validate(&self) -> Result<(), engine::scenario::FieldError>;
     /// The traffic classes with transmit and receive pools.
     fn pools(&self) -> NicPools;
     /// The port rate, when the model has one (the host links must match it).

@@ -22,6 +22,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod diagnostic;
+pub mod field;
 pub mod lex;
 pub mod load;
 pub mod overrides;
@@ -30,6 +31,7 @@ pub mod read;
 pub mod span;
 
 pub use diagnostic::ScenarioError;
+pub use field::FieldError;
 pub use load::{load, load_file, ron_options};
 pub use overrides::{OverrideError, apply_override, apply_overrides};
 pub use path::{FieldPath, PathError, value_span};

@@ -15,6 +15,7 @@
 //! `validate` checks the values against each other and against the largest switch of the
 //! topology; the scenario loader calls it, and each message names the field as `switch.FIELD`.
 
+use engine::scenario::FieldError;
 use engine::units::{Duration, Size};
 use serde::{Deserialize, Serialize};
 
@@ -119,54 +120,59 @@ impl SwitchConfig {
     }
 
     /// Checks the settings against each other and against the largest switch of the topology
-    /// (`max_ports` ports). Each message names the field.
-    pub fn validate(&self, max_ports: usize) -> Result<(), String> {
+    /// (`max_ports` ports). The field is relative to `switch`.
+    pub fn validate(&self, max_ports: usize) -> Result<(), FieldError> {
+        let fail = |field: &str, message: String| Err(FieldError::new(field, message));
         if self.BufferSize.0 == 0 {
-            return Err("switch.BufferSize must be more than 0 B".into());
+            return fail("BufferSize", "must be more than 0 B".into());
         }
         if self.PfcXoff.0 == 0 {
-            return Err("switch.PfcXoff must be more than 0 B".into());
+            return fail("PfcXoff", "must be more than 0 B".into());
         }
         if self.PfcXon.0 >= self.PfcXoff.0 {
-            return Err(format!(
-                "switch.PfcXon ({}) must be below switch.PfcXoff ({}): a port must drain below the PAUSE threshold before it resumes",
-                self.PfcXon, self.PfcXoff
-            ));
+            return fail(
+                "PfcXon",
+                format!(
+                    "{} must be below PfcXoff ({}): a port must drain below the PAUSE threshold before it resumes",
+                    self.PfcXon, self.PfcXoff
+                ),
+            );
         }
         if self.LossyQueueLimit.0 == 0 {
-            return Err("switch.LossyQueueLimit must be more than 0 B".into());
+            return fail("LossyQueueLimit", "must be more than 0 B".into());
         }
         let reserve = self.lossless_reserve(max_ports);
         if reserve > self.BufferSize.0 as u128 {
-            return Err(format!(
-                "switch.BufferSize ({}) cannot hold the lossless reservation of {} ports x {} lossless classes x (PfcXoff {} + PfcHeadroom {}) = {} B; raise switch.BufferSize or lower switch.PfcXoff / switch.PfcHeadroom",
-                self.BufferSize,
-                max_ports,
-                self.lossless_classes(),
-                self.PfcXoff,
-                self.PfcHeadroom,
-                reserve
-            ));
+            return fail(
+                "BufferSize",
+                format!(
+                    "{} cannot hold the lossless reservation of {} ports x {} lossless classes x (PfcXoff {} + PfcHeadroom {}) = {} B; raise switch.BufferSize or lower switch.PfcXoff / switch.PfcHeadroom",
+                    self.BufferSize,
+                    max_ports,
+                    self.lossless_classes(),
+                    self.PfcXoff,
+                    self.PfcHeadroom,
+                    reserve
+                ),
+            );
         }
         if let Scheduler::Dwrr { weights } = &self.Scheduler
             && let Some(c) = weights.iter().position(|&w| w == 0)
         {
-            return Err(format!(
-                "switch.Scheduler: Dwrr weight of class {c} is 0; every weight must be at least 1"
-            ));
+            return fail(
+                &format!("Scheduler.weights[{c}]"),
+                format!("the Dwrr weight of class {c} is 0; every weight must be at least 1"),
+            );
         }
         let ecn = &self.Ecn;
         if ecn.Kmin > ecn.Kmax {
-            return Err(format!(
-                "switch.Ecn.Kmin ({}) must not be above switch.Ecn.Kmax ({})",
-                ecn.Kmin, ecn.Kmax
-            ));
+            return fail(
+                "Ecn.Kmin",
+                format!("{} must not be above Ecn.Kmax ({})", ecn.Kmin, ecn.Kmax),
+            );
         }
         if !(0.0..=1.0).contains(&ecn.Pmax) {
-            return Err(format!(
-                "switch.Ecn.Pmax ({}) must be a probability from 0 to 1",
-                ecn.Pmax
-            ));
+            return fail("Ecn.Pmax", format!("{} must be a probability from 0 to 1", ecn.Pmax));
         }
         Ok(())
     }
@@ -350,7 +356,7 @@ mod tests {
             let mut c = SwitchConfig::default();
             f(&mut c);
             let e = c.validate(ports).unwrap_err();
-            assert!(e.starts_with(field), "{e}");
+            assert_eq!(format!("switch.{}", e.field), field, "{e}");
         };
         bad(&|c| c.PfcXon = c.PfcXoff, "switch.PfcXon", 8);
         bad(&|c| c.PfcXoff = Size(0), "switch.PfcXoff", 8);
@@ -365,7 +371,7 @@ mod tests {
                     weights: [1, 1, 0, 1, 1, 1, 1, 1],
                 }
             },
-            "switch.Scheduler",
+            "switch.Scheduler.weights[2]",
             8,
         );
         // 64 ports x 2 classes x 416 KiB = 52 MiB does not fit in 32 MiB.

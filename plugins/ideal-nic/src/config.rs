@@ -61,13 +61,24 @@ impl Default for IdealNicConfig {
     }
 }
 
-/// A configuration value out of range; the message names the field (relative to `nic`).
+/// A configuration value out of range: the variant is the field (relative to `nic`), the
+/// message what it accepts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdealNicConfigError {
-    #[error("Mss must be from 1 B to 9000 B (a jumbo frame's payload), got {0}")]
+    #[error("must be from 1 B to 9000 B (a jumbo frame's payload), got {0}")]
     Mss(Size),
-    #[error("HeaderBytes must be at most 256 B, got {0}")]
+    #[error("must be at most 256 B, got {0}")]
     HeaderBytes(Size),
+}
+
+impl IdealNicConfigError {
+    /// The field at fault, relative to `nic`.
+    pub fn field(&self) -> &'static str {
+        match self {
+            IdealNicConfigError::Mss(_) => "Mss",
+            IdealNicConfigError::HeaderBytes(_) => "HeaderBytes",
+        }
+    }
 }
 
 #[cfg(test)]
@@ -104,12 +115,9 @@ mod tests {
             Mss: Size(9001),
             ..Default::default()
         };
-        assert!(
-            c.validate()
-                .unwrap_err()
-                .to_string()
-                .contains("Mss must be from 1 B to 9000 B")
-        );
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.field(), "Mss");
+        assert!(e.to_string().contains("must be from 1 B to 9000 B"), "{e}");
         let c = IdealNicConfig {
             HeaderBytes: Size(257),
             ..Default::default()

@@ -6,8 +6,8 @@ use models::nic::NicPools;
 use models::registry::NicModel;
 
 impl NicModel for IdealNicConfig {
-    fn validate(&self) -> Result<(), String> {
-        IdealNicConfig::validate(self).map_err(|e| e.to_string())
+    fn validate(&self) -> Result<(), engine::scenario::FieldError> {
+        IdealNicConfig::validate(self).map_err(|e| engine::scenario::FieldError::new(e.field(), e.to_string()))
     }
     /// Unbounded buffers: every class may carry data.
     fn pools(&self) -> NicPools {

@@ -2,6 +2,7 @@
 //! the value comes from the spec or is ours. RON: `nic: RoceNic((PortRate: "400Gbps", ...))`.
 
 use engine::prelude::*;
+use engine::scenario::FieldError;
 use models::pcie::PcieConfig;
 use serde::{Deserialize, Serialize};
 
@@ -39,18 +40,27 @@ impl BufferManager {
     pub fn has_pool(&self) -> [bool; 8] {
         self.pools().map(|b| b > 0)
     }
-    fn validate(&self, field: &str) -> Result<(), String> {
+    /// The checks every buffer manager shares; the field is relative to the manager.
+    fn validate(&self) -> Result<(), FieldError> {
+        if self.BufferSize.0 == 0 {
+            return Err(FieldError::new(
+                "BufferSize",
+                "must be more than 0 B: a NIC without a buffer has no pool to send or receive from",
+            ));
+        }
         for (c, f) in self.PoolAllocationVector.iter().enumerate() {
             if !(0.0..=1.0).contains(f) {
-                return Err(format!(
-                    "{field}.PoolAllocationVector[{c}] must be from 0 to 1, got {f}"
+                return Err(FieldError::new(
+                    format!("PoolAllocationVector[{c}]"),
+                    format!("must be from 0 to 1, got {f}"),
                 ));
             }
         }
         let sum: f64 = self.PoolAllocationVector.iter().sum();
         if sum > 1.0 + 1e-9 {
-            return Err(format!(
-                "{field}.PoolAllocationVector adds up to {sum}, more than the whole buffer (1)"
+            return Err(FieldError::new(
+                "PoolAllocationVector",
+                format!("adds up to {sum}, more than the whole buffer (1)"),
             ));
         }
         Ok(())
@@ -144,57 +154,77 @@ impl RoceNicConfig {
     pub const DEFAULT_LOCAL_ACK_TIMEOUT_EXPONENT: u32 = 14;
     pub const DEFAULT_TX_BURST_PACKETS: u32 = 4;
 
-    /// Checks what serde's types cannot; each message names the field (relative to `nic`).
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks what serde's types cannot; the field is relative to `nic`.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        let fail = |field: &str, message: String| Err(FieldError::new(field, message));
         if !(64..=9000).contains(&self.Mss.0) {
-            return Err(format!("Mss must be from 64 B to 9000 B, got {}", self.Mss));
+            return fail("Mss", format!("must be from 64 B to 9000 B, got {}", self.Mss));
         }
         if self.HeaderBytes.0 > 256 {
-            return Err(format!("HeaderBytes must be at most 256 B, got {}", self.HeaderBytes));
+            return fail(
+                "HeaderBytes",
+                format!("must be at most 256 B, got {}", self.HeaderBytes),
+            );
         }
-        self.EgressBufferManager.validate("EgressBufferManager")?;
-        self.IngressBufferManager.as_buffer().validate("IngressBufferManager")?;
+        let (egress, ingress) = (&self.EgressBufferManager, self.IngressBufferManager.as_buffer());
+        egress.validate().map_err(|e| e.under("EgressBufferManager"))?;
+        ingress.validate().map_err(|e| e.under("IngressBufferManager"))?;
         let (xoff, xon) = (
             self.IngressBufferManager.PfcXoffFraction,
             self.IngressBufferManager.PfcXonFraction,
         );
-        if !(0.0..=1.0).contains(&xoff) || !(0.0..=1.0).contains(&xon) || xon >= xoff {
-            return Err(format!(
-                "IngressBufferManager: need 0 <= PfcXonFraction < PfcXoffFraction <= 1, got {xon} and {xoff}"
-            ));
+        if !(0.0..=1.0).contains(&xoff) {
+            return fail(
+                "IngressBufferManager.PfcXoffFraction",
+                format!("must be from 0 to 1, got {xoff}"),
+            );
         }
+        if !(0.0..=1.0).contains(&xon) || xon >= xoff {
+            return fail(
+                "IngressBufferManager.PfcXonFraction",
+                format!("need 0 <= PfcXonFraction < PfcXoffFraction <= 1, got {xon} and {xoff}"),
+            );
+        }
+        // A share above 0 that leaves a pool too small for one packet is an error, not a
+        // silently missing pool, even when it rounds down to 0 B.
         let frame = self.Mss.0 + self.HeaderBytes.0;
-        for (c, &pool) in self.EgressBufferManager.pools().iter().enumerate() {
-            if pool > 0 && pool < self.Mss.0 {
-                return Err(format!(
-                    "EgressBufferManager: the pool of class {c} ({pool} B) cannot hold one packet's payload ({} B)",
-                    self.Mss.0
-                ));
+        for (c, &pool) in egress.pools().iter().enumerate() {
+            if egress.PoolAllocationVector[c] > 0.0 && pool < self.Mss.0 {
+                return fail(
+                    &format!("EgressBufferManager.PoolAllocationVector[{c}]"),
+                    format!(
+                        "the pool of class {c} ({pool} B) cannot hold one packet's payload ({} B)",
+                        self.Mss.0
+                    ),
+                );
             }
         }
-        for (c, &pool) in self.IngressBufferManager.as_buffer().pools().iter().enumerate() {
-            if pool > 0 && (pool as f64 * (1.0 - xoff)) < 2.0 * frame as f64 {
-                return Err(format!(
-                    "IngressBufferManager: the pool of class {c} ({pool} B) leaves less than two packets ({frame} B each) of headroom above XOFF"
-                ));
+        for (c, &pool) in ingress.pools().iter().enumerate() {
+            if ingress.PoolAllocationVector[c] > 0.0 && (pool as f64 * (1.0 - xoff)) < 2.0 * frame as f64 {
+                return fail(
+                    &format!("IngressBufferManager.PoolAllocationVector[{c}]"),
+                    format!(
+                        "the pool of class {c} ({pool} B) leaves less than two packets ({frame} B each) of headroom above XOFF"
+                    ),
+                );
             }
         }
         if self.FetchWindow.0 < self.Mss.0 {
-            return Err(format!(
-                "FetchWindow must be at least one Mss ({}), got {}",
-                self.Mss, self.FetchWindow
-            ));
+            return fail(
+                "FetchWindow",
+                format!("must be at least one Mss ({}), got {}", self.Mss, self.FetchWindow),
+            );
         }
         if !(1..=64).contains(&self.TxBurstPackets) {
-            return Err(format!(
-                "TxBurstPackets must be from 1 to 64, got {}",
-                self.TxBurstPackets
-            ));
+            return fail(
+                "TxBurstPackets",
+                format!("must be from 1 to 64, got {}", self.TxBurstPackets),
+            );
         }
         if self.RetransmitTimeout.0 == SimTime::ZERO {
-            return Err("RetransmitTimeout must be greater than 0".into());
+            return fail("RetransmitTimeout", "must be greater than 0".into());
         }
-        self.Pcie.validate().map_err(|e| e.replace("pcie.", "Pcie."))
+        self.Pcie.validate().map_err(|e| e.under("Pcie"))
     }
 }
 
@@ -244,12 +274,17 @@ mod tests {
     fn impossible_ratios_are_rejected() {
         let mut c = RoceNicConfig::default();
         c.EgressBufferManager.PoolAllocationVector = [0.7, 0.7, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
-        assert!(c.validate().unwrap_err().contains("adds up to 1.4"));
+        assert!(c.validate().unwrap_err().to_string().contains("adds up to 1.4"));
         let mut c = RoceNicConfig::default();
         c.IngressBufferManager.PoolAllocationVector[3] = -0.1;
-        assert!(c.validate().unwrap_err().contains("PoolAllocationVector[3]"));
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("PoolAllocationVector[3]")
+        );
         let mut c = RoceNicConfig::default();
         c.IngressBufferManager.PfcXonFraction = 0.9;
-        assert!(c.validate().unwrap_err().contains("PfcXonFraction"));
+        assert!(c.validate().unwrap_err().to_string().contains("PfcXonFraction"));
     }
 }

@@ -14,7 +14,7 @@ pub use plugin::{RoceNicPlugin, RoceNics};
 pub use state::{NicCounters, RoceNic};
 
 impl models::registry::NicModel for RoceNicConfig {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), engine::scenario::FieldError> {
         RoceNicConfig::validate(self)
     }
     fn pools(&self) -> models::nic::NicPools {

@@ -4,7 +4,7 @@
 
 use engine::params::{SimulationParameters, Timeline};
 use engine::registry::Selection;
-use engine::scenario::{ScenarioError, apply_overrides, load, read_scenario};
+use engine::scenario::{FieldError, FieldPath, ScenarioError, apply_overrides, load, read_scenario, value_span};
 use models::fabric::SwitchConfig;
 use models::registry::{APPLICATIONS, ApplicationModel, NICS, NicModel};
 use models::topology::{Topology, TopologyConfig};
@@ -90,61 +90,109 @@ pub fn load_path(path: &Path, overrides: &[String]) -> Result<Loaded, Box<Scenar
     load_text(&file, &text, overrides)
 }
 
-/// As `load_path`, from text (`file` names it in messages).
+/// As `load_path`, from text (`file` names it in messages). A problem that only a `--set` brings
+/// in is shown in that argument (`<--set>:1:COLUMN`), not at the rewritten text's lines; one the
+/// file has on its own is shown in the file as written.
 pub fn load_text(file: &str, text: &str, overrides: &[String]) -> Result<Loaded, Box<ScenarioError>> {
     register_builtins();
-    let original = text;
-    let text = if overrides.is_empty() {
-        text.to_string()
-    } else {
-        match apply_overrides(text, overrides) {
-            Ok(t) => t,
-            Err(e) => {
-                // A file that does not even scan: report that first, in its own text.
-                load::<Scenario>(file, text)?;
-                return Err(Box::new(e.into()));
-            }
+    let full = match apply_overrides(text, overrides) {
+        Ok(t) => t,
+        Err(e) => {
+            // A file that does not even scan: report that first, in its own text.
+            load::<Scenario>(file, text)?;
+            return Err(Box::new(e.into()));
         }
     };
-    let scenario: Scenario = match load(file, &text) {
-        Ok(s) => s,
-        // An unknown field that only a `--set` brought in is that argument's fault.
-        Err(e) if !overrides.is_empty() && e.message.contains("field named") => {
-            return Err(Box::new(blame_override(file, original, overrides, e)));
-        }
-        Err(e) => return Err(Box::new(e)),
-    };
-    check(file, text, scenario)
+    match load_checked(file, full) {
+        Ok(loaded) => Ok(loaded),
+        Err(failure) if overrides.is_empty() => Err(Box::new(failure.in_file(file, text))),
+        Err(failure) => Err(Box::new(blame_override(file, text, overrides, failure))),
+    }
 }
 
-/// A text that fails to load only after `--set`: the error is the first override's that makes it
-/// fail, pointed into that `--set` argument (its path for an unknown field, else its value), not at
-/// the rewritten text's lines; a file that fails on its own is reported in its own text. Only
-/// unknown fields come here today: a bad value is still shown in the rewritten text.
-fn blame_override(file: &str, original: &str, overrides: &[String], error: ScenarioError) -> ScenarioError {
-    if let Err(own) = load::<Scenario>(file, original) {
-        return own;
+/// Why a text is refused: ron's error, already placed in the text, or a check's, by field.
+enum Failure {
+    Load(Box<ScenarioError>),
+    Check(FieldError),
+}
+
+impl Failure {
+    fn in_file(self, file: &str, text: &str) -> ScenarioError {
+        match self {
+            Failure::Load(e) => *e,
+            Failure::Check(e) => ScenarioError::at_field(file, text, &e.field, e.message),
+        }
     }
-    for k in 0..overrides.len() {
+}
+
+fn load_checked(file: &str, text: String) -> Result<Loaded, Failure> {
+    let scenario: Scenario = load(file, &text).map_err(|e| Failure::Load(Box::new(e)))?;
+    let loaded = check(text, scenario).map_err(Failure::Check)?;
+    Ok(Loaded {
+        file: file.to_string(),
+        ..loaded
+    })
+}
+
+/// The error of a text that is refused only after `--set`: the file's own, in the file, if it is
+/// refused without them; else the first override's that makes it fail, shown in that argument
+/// (where ron's error lies in its value, there; at its path for a field it made up; else the
+/// whole value).
+fn blame_override(file: &str, original: &str, overrides: &[String], failure: Failure) -> ScenarioError {
+    if let Err(own) = load_checked(file, original.to_string()) {
+        return own.in_file(file, original);
+    }
+    let mut first_check = None;
+    for (k, set) in overrides.iter().enumerate() {
         let Ok(text) = apply_overrides(original, &overrides[..=k]) else {
             break;
         };
-        if let Err(e) = load::<Scenario>(file, &text) {
-            let set = &overrides[k];
-            let eq = set.find('=').unwrap_or(set.len());
-            let range = if e.message.contains("field named") {
-                0..eq
-            } else {
-                (eq + 1).min(set.len())..set.len()
-            };
-            return ScenarioError::at_range("<--set>", set.clone(), range, Some(set[..eq].to_string()), e.message);
-        }
+        let e = match (load_checked(file, text.clone()), &failure) {
+            (Ok(_), _) => continue,
+            // The final text's message (the later `--set`s may change what is wrong), shown in
+            // the first argument that makes that field fail.
+            (Err(Failure::Check(e)), Failure::Check(last)) if e.field == last.field => {
+                return in_set_value(set, 0, Some(last.field.clone()), last.message.clone());
+            }
+            (Err(Failure::Check(e)), Failure::Check(_)) if k + 1 < overrides.len() => {
+                first_check.get_or_insert((k, e));
+                continue;
+            }
+            (Err(Failure::Check(e)), _) => return in_set_value(set, 0, Some(e.field), e.message),
+            (Err(Failure::Load(e)), _) => e,
+        };
+        let eq = set.find('=').unwrap_or(set.len());
+        let path = set[..eq].trim();
+        let value = FieldPath::parse(path).ok().and_then(|p| value_span(&text, &p).ok());
+        let offset = e.span.map(|s| s.offset());
+        let field = e.field.clone().or_else(|| Some(path.to_string()));
+        return match (value, offset) {
+            (Some(v), Some(o)) if (v.start..=v.end).contains(&o) => in_set_value(set, o - v.start, field, e.message),
+            _ if e.message.contains("field named") => {
+                ScenarioError::at_range("<--set>", set.clone(), 0..eq, Some(path.to_string()), e.message)
+            }
+            _ => in_set_value(set, 0, field, e.message),
+        };
     }
-    error
+    match first_check {
+        Some((k, e)) => in_set_value(&overrides[k], 0, Some(e.field), e.message),
+        None => failure.in_file(file, original),
+    }
 }
 
-fn check(file: &str, text: String, scenario: Scenario) -> Result<Loaded, Box<ScenarioError>> {
-    let at = |field: &str, msg: String| Box::new(ScenarioError::at_field(file, text.clone(), field, msg));
+/// An error shown in a `--set` argument: at byte `at` of its value (trimmed), to the value's end.
+fn in_set_value(set: &str, at: usize, field: Option<String>, message: String) -> ScenarioError {
+    let eq = set.find('=').map_or(set.len(), |i| i + 1);
+    let value = &set[eq..];
+    let start = eq + (value.len() - value.trim_start().len());
+    let end = eq + value.trim_end().len();
+    ScenarioError::at_range("<--set>", set.to_string(), (start + at).min(end)..end, field, message)
+}
+
+/// The checks that need more than one field, in order; the error's field is from the top of the
+/// scenario (`switch.PfcXon`, `nic.EgressBufferManager.BufferSize`).
+fn check(text: String, scenario: Scenario) -> Result<Loaded, FieldError> {
+    let at = |field: &str, msg: String| FieldError::new(field, msg);
     if let Err(why) = engine::records::check_name(&scenario.name) {
         return Err(at("name", format!("the name names the output files: {why}")));
     }
@@ -161,19 +209,10 @@ fn check(file: &str, text: String, scenario: Scenario) -> Result<Loaded, Box<Sce
         .topology
         .build()
         .map_err(|e| at(e.field(), unprefixed(e.field(), e.to_string())))?;
-    scenario
-        .faults
-        .validate(&topology)
-        .map_err(|e| at(&e.field, e.message))?;
+    scenario.faults.validate(&topology)?;
     let max_ports = topology.nodes.iter().map(|n| n.ports.len()).max().unwrap_or(0);
-    scenario.switch.validate(max_ports).map_err(|e| at("switch", e))?;
-    scenario.nic.value.validate().map_err(|e| {
-        let field = e
-            .split([':', ' '])
-            .next()
-            .filter(|f| f.chars().next().is_some_and(char::is_uppercase));
-        at(&field.map_or("nic".to_string(), |f| format!("nic.{f}")), e.clone())
-    })?;
+    scenario.switch.validate(max_ports).map_err(|e| e.under("switch"))?;
+    scenario.nic.value.validate().map_err(|e| e.under("nic"))?;
     if let Some(rate) = scenario.nic.value.port_rate() {
         for link in &topology.links {
             let host_end = [link.a.0, link.b.0]
@@ -212,7 +251,8 @@ fn check(file: &str, text: String, scenario: Scenario) -> Result<Loaded, Box<Sce
     })?;
     let hash = fnv1a(&text);
     Ok(Loaded {
-        file: file.to_string(),
+        // `load_checked` names it.
+        file: String::new(),
         text,
         scenario,
         timeline,

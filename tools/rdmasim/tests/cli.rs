@@ -50,16 +50,6 @@ impl Drop for TempScenario {
     }
 }
 
-/// The 1-based line of default.ron where `needle` first appears: where an error about that
-/// field (set with `--set`, which replaces the value in place) must point.
-fn line_in_default(needle: &str) -> usize {
-    let text = std::fs::read_to_string(default_ron()).expect("default.ron");
-    text.lines()
-        .position(|l| l.contains(needle))
-        .unwrap_or_else(|| panic!("{needle} not in default.ron"))
-        + 1
-}
-
 /// Runs `validate` and checks a bad-input failure: exit code 2, no panic, and a first line
 /// `{file}:{line}:{column}: {field}: ...` with the expected file, line and field. Returns the
 /// message for further checks.
@@ -94,15 +84,42 @@ fn rejects(file: &str, line: usize, field: Option<&str>, extra: &[&str]) -> Stri
     first.to_string()
 }
 
-/// `rejects` for a `--set` on default.ron, the error pointing at the line of `anchor`.
-fn rejects_set(set: &str, anchor: &str, field: &str) -> String {
+/// `rejects` for a bad value given by `--set` on default.ron: the error is shown in the argument
+/// (`<--set>:1:COLUMN`), the caret on its value, never at a line of the file.
+fn rejects_set(set: &str, field: &str) -> String {
+    rejects_sets(&[set], 0, field)
+}
+
+/// As `rejects_set` with several `--set`s, `sets[blamed]` the one at fault.
+fn rejects_sets(sets: &[&str], blamed: usize, field: &str) -> String {
     let file = default_ron();
-    rejects(
-        file.to_str().expect("utf-8"),
-        line_in_default(anchor),
-        Some(field),
-        &[set],
-    )
+    let mut args = vec!["validate", file.to_str().expect("utf-8")];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let o = rdmasim(&args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    let first = err.lines().next().unwrap_or_default();
+    let rest = first
+        .strip_prefix("<--set>:1:")
+        .unwrap_or_else(|| panic!("{args:?}: not blamed on a --set argument: {first}"));
+    let (column, text) = rest.split_once(':').unwrap_or_default();
+    let column: usize = column
+        .parse()
+        .unwrap_or_else(|_| panic!("{args:?}: no column in {first}"));
+    let set = sets[blamed];
+    let value_at = set.find('=').expect("PATH=VALUE") + 2;
+    assert!(
+        (value_at..=set.chars().count()).contains(&column),
+        "{args:?}: the column is not on the value: {first}"
+    );
+    assert!(
+        text.trim_start().starts_with(&format!("{field}:")),
+        "{args:?}: field {field} not named: {first}"
+    );
+    first.to_string()
 }
 
 #[test]
@@ -128,19 +145,19 @@ fn unknown_field() {
 
 #[test]
 fn bad_unit() {
-    let msg = rejects_set("simulation.RunTime=\"5parsec\"", "RunTime:", "simulation.RunTime");
+    let msg = rejects_set("simulation.RunTime=\"5parsec\"", "simulation.RunTime");
     assert!(msg.contains("us") && msg.contains("ms"), "the units are listed: {msg}");
 }
 
 #[test]
 fn negative_time() {
-    let msg = rejects_set("simulation.StartTime=-0.001", "StartTime:", "simulation.StartTime");
+    let msg = rejects_set("simulation.StartTime=-0.001", "simulation.StartTime");
     assert!(msg.contains("negative"), "{msg}");
 }
 
 #[test]
 fn unknown_plugin_name_lists_the_known_ones() {
-    let msg = rejects_set("nic=FooNic(())", "nic:", "nic");
+    let msg = rejects_set("nic=FooNic(())", "nic");
     assert!(
         msg.contains("FooNic") && msg.contains("RoceNic") && msg.contains("IdealNic"),
         "{msg}"
@@ -149,7 +166,7 @@ fn unknown_plugin_name_lists_the_known_ones() {
 
 #[test]
 fn unknown_plugin_name_message_reads_cleanly() {
-    let msg = rejects_set("nic=FooNic(())", "nic:", "nic");
+    let msg = rejects_set("nic=FooNic(())", "nic");
     assert!(!msg.contains("invalid identifier"), "{msg}");
 }
 
@@ -169,7 +186,6 @@ fn num_connections_out_of_range() {
     for n in ["0", "2000"] {
         let msg = rejects_set(
             &format!("applications[0].NumConnections={n}"),
-            "NumConnections:",
             "applications[0].NumConnections",
         );
         assert!(msg.contains("1 to 1,024"), "{msg}");
@@ -178,56 +194,38 @@ fn num_connections_out_of_range() {
 
 #[test]
 fn negative_max_pending_wqes() {
-    rejects_set(
-        "applications[0].MaxPendingWQEs=-1",
-        "MaxPendingWQEs:",
-        "applications[0].MaxPendingWQEs",
-    );
+    rejects_set("applications[0].MaxPendingWQEs=-1", "applications[0].MaxPendingWQEs");
 }
 
 #[test]
 fn traffic_class_without_a_pool() {
     // The RoCE NIC's default pools are classes 0 and 1 in both buffers: class 3 has neither.
-    let msg = rejects_set(
-        "applications[0].RdmaDataPacketTC=3",
-        "RdmaDataPacketTC:",
-        "applications[0].RdmaDataPacketTC",
-    );
+    let msg = rejects_set("applications[0].RdmaDataPacketTC=3", "applications[0].RdmaDataPacketTC");
     assert!(
         msg.contains("EgressBufferManager") && msg.contains("IngressBufferManager") && msg.contains("classes 0, 1"),
         "{msg}"
     );
     // Give class 3 a receive pool only: the message names the missing transmit (egress) pool.
-    let file = default_ron();
-    let msg = rejects(
-        file.to_str().expect("utf-8"),
-        line_in_default("RdmaDataPacketTC:"),
-        Some("applications[0].RdmaDataPacketTC"),
+    let msg = rejects_sets(
         &[
             "applications[0].RdmaDataPacketTC=3",
             "nic=RoceNic((IngressBufferManager: (PoolAllocationVector: [0.4, 0.4, 0.0, 0.2, 0.0, 0.0, 0.0, 0.0])))",
         ],
+        0,
+        "applications[0].RdmaDataPacketTC",
     );
     assert!(msg.contains("no egress (transmit) pool"), "{msg}");
 }
 
 #[test]
 fn traffic_class_out_of_range() {
-    let msg = rejects_set(
-        "applications[0].RdmaDataPacketTC=9",
-        "RdmaDataPacketTC:",
-        "applications[0].RdmaDataPacketTC",
-    );
+    let msg = rejects_set("applications[0].RdmaDataPacketTC=9", "applications[0].RdmaDataPacketTC");
     assert!(msg.contains("0 to 7"), "{msg}");
 }
 
 #[test]
 fn other_op_code() {
-    let msg = rejects_set(
-        "applications[0].OpCode=RDMA_OPCODE_READ",
-        "OpCode:",
-        "applications[0].OpCode",
-    );
+    let msg = rejects_set("applications[0].OpCode=RDMA_OPCODE_READ", "applications[0].OpCode");
     assert!(msg.contains("RDMA_OPCODE_WRITE_FIRST"), "the one allowed value: {msg}");
 }
 
@@ -235,7 +233,6 @@ fn other_op_code() {
 fn zero_ratio() {
     rejects_set(
         "applications[0].prScalaRdmaInitiator=0",
-        "prScalaRdmaInitiator:",
         "applications[0].prScalaRdmaInitiator",
     );
 }
@@ -243,11 +240,7 @@ fn zero_ratio() {
 #[test]
 fn ratios_summing_above_one() {
     // 0.7 + 0.5 = 1.2: the check spans the applications, so it names `applications`.
-    let msg = rejects_set(
-        "applications[0].prScalaRdmaInitiator=0.7",
-        "applications:",
-        "applications",
-    );
+    let msg = rejects_set("applications[0].prScalaRdmaInitiator=0.7", "applications");
     assert!(msg.contains("1.2"), "{msg}");
 }
 
@@ -266,7 +259,6 @@ fn more_components_than_hosts() {
 fn pool_allocation_above_the_whole_buffer() {
     let msg = rejects_set(
         "nic=RoceNic((EgressBufferManager: (PoolAllocationVector: [0.6, 0.6, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])))",
-        "nic:",
         "nic.EgressBufferManager.PoolAllocationVector",
     );
     assert!(msg.contains("1.2"), "{msg}");
@@ -274,7 +266,7 @@ fn pool_allocation_above_the_whole_buffer() {
 
 #[test]
 fn too_few_hosts_names_the_field_once() {
-    let msg = rejects_set("topology=Star(hosts: 1)", "topology:", "topology.hosts");
+    let msg = rejects_set("topology=Star(hosts: 1)", "topology.hosts");
     assert!(msg.contains("at least 2"), "{msg}");
     assert_eq!(msg.matches("topology.hosts").count(), 1, "{msg}");
 }
@@ -283,12 +275,10 @@ fn too_few_hosts_names_the_field_once() {
 fn timeline_past_the_engine_clock() {
     // u64 picoseconds hold 1.8e19 ps = 1.8e7 s: RunTime 1e7 s and CoolDown 1e7 s are each
     // fine, but the stop time (2e7 s) is not: the sum passes the clock at CoolDown.
-    let file = default_ron();
-    let msg = rejects(
-        file.to_str().expect("utf-8"),
-        line_in_default("CoolDown:"),
-        Some("simulation.CoolDown"),
+    let msg = rejects_sets(
         &["simulation.RunTime=1e7", "simulation.CoolDown=1e7"],
+        1,
+        "simulation.CoolDown",
     );
     let (_, text) = msg.split_once(": simulation.CoolDown: ").expect("the field");
     assert!(!text.starts_with("simulation"), "the field named once: {msg}");
@@ -297,7 +287,7 @@ fn timeline_past_the_engine_clock() {
 
 #[test]
 fn duration_limit_message_states_the_real_limit() {
-    let msg = rejects_set("simulation.RunTime=1e8", "RunTime:", "simulation.RunTime");
+    let msg = rejects_set("simulation.RunTime=1e8", "simulation.RunTime");
     assert!(!msg.contains("2e8"), "{msg}");
 }
 
@@ -321,7 +311,8 @@ fn run_rejects_bad_input_too() {
     for cmd in ["run", "plan", "topology"] {
         let o = rdmasim(&[cmd, file, "--set", "simulation.RunTime=-1"]);
         assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
-        assert!(stderr(&o).starts_with(&format!("{file}:")), "{cmd}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.starts_with("<--set>:1:20: simulation.RunTime:"), "{cmd}: {err}");
     }
 }
 
@@ -518,7 +509,7 @@ fn every_bad_topology_names_its_field() {
         ("Ring(hosts: 4)", "topology", "`Topology`"),
     ];
     for (value, field, says) in cases {
-        let msg = rejects_set(&format!("topology={value}"), "topology:", field);
+        let msg = rejects_set(&format!("topology={value}"), field);
         assert!(msg.contains(says), "topology={value}: {msg}");
     }
 }

@@ -59,12 +59,8 @@ impl Fault {
 #[serde(transparent)]
 pub struct FaultConfig(pub Vec<Fault>);
 
-/// A bad entry: the field path under `faults` and what is wrong.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FaultError {
-    pub field: String,
-    pub message: String,
-}
+/// A bad entry: the field path (from the scenario's top, `faults[2].rate`) and what is wrong.
+pub type FaultError = engine::scenario::FieldError;
 
 impl FaultConfig {
     /// The ids of the links `f` names (every link between its two nodes).

@@ -9,7 +9,7 @@ use models::registry::NicModel;
 use roce_nic::RoceNicConfig;
 
 fn err(c: &RoceNicConfig) -> String {
-    c.validate().expect_err("the config should be refused")
+    c.validate().expect_err("the config should be refused").to_string()
 }
 
 #[test]
