@@ -142,6 +142,20 @@ impl Csv {
     }
 }
 
+/// Every pair's goodput is within `lo..=hi` Gbps.
+pub fn assert_goodput_between(summary: &rdmasim::summary::Summary, lo: f64, hi: f64) {
+    assert!(!summary.pairs.is_empty(), "no pairs");
+    for p in &summary.pairs {
+        assert!(
+            (lo..=hi).contains(&p.gbps),
+            "pair {} -> {}: {:.2} Gbps, not within {lo:.2}-{hi:.2}",
+            p.initiator,
+            p.responder,
+            p.gbps
+        );
+    }
+}
+
 /// Parses a decimal with at most `digits` fraction digits as an integer count of
 /// 10^-digits units, exactly: `fixed_point("17.152122", 6)` is 17_152_122.
 pub fn fixed_point(text: &str, digits: u32) -> u64 {

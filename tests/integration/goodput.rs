@@ -11,24 +11,10 @@ fn goodput_never_exceeds_the_payload_line_rate_in_a_short_window() {
     // of frames; full frames carry 4,096 payload bytes in 4,154: 400 x 4,096 / 4,154 Gbps.
     let (o, _dir) = run_scenario(&scenario_path("many-connections.ron"), &["simulation.RunTime=0.0005"]);
     let bound = 400.0 * 4096.0 / 4154.0;
-    assert!(!o.summary.pairs.is_empty());
+    // And each pair is busy (its connections keep the link nearly full; ECMP collisions in the
+    // spine cost some pairs up to a fifth).
+    assert_goodput_between(&o.summary, 0.75 * bound, bound);
     for p in &o.summary.pairs {
-        assert!(
-            p.gbps <= bound,
-            "{} -> {}: {:.2} Gbps",
-            p.initiator,
-            p.responder,
-            p.gbps
-        );
-        // And the pair is busy (its connections keep the link nearly full; ECMP collisions in
-        // the spine cost some pairs up to a fifth).
-        assert!(
-            p.gbps > 0.75 * bound,
-            "{} -> {}: {:.2} Gbps",
-            p.initiator,
-            p.responder,
-            p.gbps
-        );
         assert_eq!(p.gbps, p.bytes as f64 * 8.0 / 0.0005 / 1e9);
     }
 }

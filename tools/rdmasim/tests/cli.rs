@@ -3,52 +3,11 @@
 //! accepts every shipped scenario; `plan --format json` and `topology` print what they promise;
 //! `--help` documents every option.
 
+mod common;
+
+use common::{TempFile, default_ron, rdmasim, refused, stderr, stdout, workspace};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn default_ron() -> PathBuf {
-    workspace().join("scenarios/default.ron")
-}
-
-fn rdmasim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rdmasim"))
-        .args(args)
-        .env_remove("SOURCE_DATE_EPOCH")
-        .output()
-        .expect("run rdmasim")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A scenario file in the temp dir, removed when dropped.
-struct TempScenario(PathBuf);
-
-impl TempScenario {
-    fn new(tag: &str, text: &str) -> TempScenario {
-        let path = std::env::temp_dir().join(format!("rdmasim-cli-{tag}-{}.ron", std::process::id()));
-        std::fs::write(&path, text).expect("write a scenario");
-        TempScenario(path)
-    }
-    fn path(&self) -> &str {
-        self.0.to_str().expect("utf-8 temp path")
-    }
-}
-
-impl Drop for TempScenario {
-    fn drop(&mut self) {
-        std::fs::remove_file(&self.0).ok();
-    }
-}
+use std::process::Command;
 
 /// Runs `validate` and checks a bad-input failure: exit code 2, no panic, and a first line
 /// `{file}:{line}:{column}: {field}: ...` with the expected file, line and field. Returns the
@@ -58,11 +17,8 @@ fn rejects(file: &str, line: usize, field: Option<&str>, extra: &[&str]) -> Stri
     for s in extra {
         args.extend(["--set", s]);
     }
-    let o = rdmasim(&args);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    let first = err.lines().next().unwrap_or_default();
+    let first = refused(&args);
+    let first = first.as_str();
     let rest = first
         .strip_prefix(file)
         .and_then(|r| r.strip_prefix(':'))
@@ -97,11 +53,8 @@ fn rejects_sets(sets: &[&str], blamed: usize, field: &str) -> String {
     for s in sets {
         args.extend(["--set", s]);
     }
-    let o = rdmasim(&args);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    let first = err.lines().next().unwrap_or_default();
+    let first = refused(&args);
+    let first = first.as_str();
     let rest = first
         .strip_prefix("<--set>:1:")
         .unwrap_or_else(|| panic!("{args:?}: not blamed on a --set argument: {first}"));
@@ -126,7 +79,7 @@ fn rejects_sets(sets: &[&str], blamed: usize, field: &str) -> String {
 fn syntax_error() {
     // The comma missing after line 2's value: the parser finds out on line 2 or 3; ours says 2
     // (the end of the value that wants a comma).
-    let s = TempScenario::new(
+    let s = TempFile::new(
         "syntax",
         "(\n    name: \"x\"\n    nic: RoceNic(()),\n    applications: [],\n)\n",
     );
@@ -138,7 +91,7 @@ fn syntax_error() {
 fn unknown_field() {
     let text = "(\n    name: \"x\",\n    simulation: (RunTme: 0.1),\n    nic: RoceNic(()),\n    \
                 applications: [ScalaRdma(())],\n)\n";
-    let s = TempScenario::new("unknown", text);
+    let s = TempFile::new("unknown", text);
     let msg = rejects(s.path(), 3, Some("simulation.RunTme"), &[]);
     assert!(msg.contains("RunTime"), "the known fields are listed: {msg}");
 }
@@ -250,7 +203,7 @@ fn more_components_than_hosts() {
     let text = "(\n    name: \"x\",\n    topology: Star(hosts: 3),\n    nic: RoceNic(()),\n    applications: [\n        \
                 ScalaRdma((prScalaRdmaInitiator: 0.25, prScalaRdmaResponder: 0.25)),\n        \
                 ScalaRdma((name: \"b\", prScalaRdmaInitiator: 0.25, prScalaRdmaResponder: 0.25)),\n    ],\n)\n";
-    let s = TempScenario::new("hosts", text);
+    let s = TempFile::new("hosts", text);
     let msg = rejects(s.path(), 5, Some("applications"), &[]);
     assert!(msg.contains("3 hosts") && msg.contains("4 components"), "{msg}");
 }
@@ -534,7 +487,7 @@ fn a_watchdog_finding_fails_the_run_only_when_fatal_or_strict() {
         ],
         watchdog: (StallTimeout: 0.005),
     )"#;
-    let s = TempScenario::new("watchdog", text);
+    let s = TempFile::new("watchdog", text);
     let out = std::env::temp_dir().join(format!("rdmasim-cli-watchdog-{}", std::process::id()));
     let out = out.to_str().expect("utf-8 temp path");
     let reported = "connection 1 (Initiator 2 h2 -> Responder 3 h3, index 0, class 2)";

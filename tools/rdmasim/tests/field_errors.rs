@@ -3,7 +3,7 @@
 //! shown in the `--set` argument, the caret on the value. One table covers deserialization
 //! checks (ranges, units) and the checks that need more than one field alike.
 
-use engine::scenario::apply_override;
+use engine::scenario::{ScenarioError, apply_override};
 use rdmasim::scenario::load_text;
 
 /// A scenario with every field the table touches written out, one per line.
@@ -71,194 +71,45 @@ const BASE: &str = r#"(
 
 /// (the `--set` assignment, the field the error must name, the line text that holds it in
 /// BASE, words the message must have).
+#[rustfmt::skip]
 const CASES: &[(&str, &str, &str, &str)] = &[
     ("simulation.RunTime=-1", "simulation.RunTime", "RunTime:", "negative"),
-    (
-        "simulation.StartTime=\"3parsec\"",
-        "simulation.StartTime",
-        "StartTime:",
-        "not a duration",
-    ),
-    (
-        "simulation.BeaconReportInterval=0",
-        "simulation.BeaconReportInterval",
-        "BeaconReportInterval:",
-        "greater than 0",
-    ),
+    ("simulation.StartTime=\"3parsec\"", "simulation.StartTime", "StartTime:", "not a duration"),
+    ("simulation.BeaconReportInterval=0", "simulation.BeaconReportInterval", "BeaconReportInterval:", "greater than 0"),
     ("topology.hosts=1", "topology.hosts", "hosts:", "at least 2"),
-    (
-        "topology.link_rate=\"100Gbps\"",
-        "nic.PortRate",
-        "PortRate:",
-        "linked at",
-    ),
+    ("topology.link_rate=\"100Gbps\"", "nic.PortRate", "PortRate:", "linked at"),
     ("nic.PortRate=\"100Gbps\"", "nic.PortRate", "PortRate:", "linked at"),
     ("nic.Mss=32", "nic.Mss", "Mss:", "64 B to 9000 B"),
-    (
-        "nic.HeaderBytes=300",
-        "nic.HeaderBytes",
-        "HeaderBytes:",
-        "at most 256 B",
-    ),
-    (
-        "nic.EgressBufferManager.BufferSize=0",
-        "nic.EgressBufferManager.BufferSize",
-        "BufferSize: \"4MiB\",\n            Pool",
-        "more than 0 B",
-    ),
-    (
-        "nic.EgressBufferManager.BufferSize=\"6KiB\"",
-        "nic.EgressBufferManager.PoolAllocationVector[0]",
-        "PoolAllocationVector:",
-        "one packet's payload",
-    ),
-    (
-        "nic.EgressBufferManager.PoolAllocationVector=[1.5, 0, 0, 0, 0, 0, 0, 0]",
-        "nic.EgressBufferManager.PoolAllocationVector[0]",
-        "PoolAllocationVector:",
-        "from 0 to 1",
-    ),
-    (
-        "nic.EgressBufferManager.PoolAllocationVector=[0.7, 0.7, 0, 0, 0, 0, 0, 0]",
-        "nic.EgressBufferManager.PoolAllocationVector",
-        "PoolAllocationVector:",
-        "adds up to 1.4",
-    ),
-    (
-        "nic.EgressBufferManager.PoolAllocationVector=[0.5, 0.5, 1e-9, 0, 0, 0, 0, 0]",
-        "nic.EgressBufferManager.PoolAllocationVector[2]",
-        "PoolAllocationVector:",
-        "0 B",
-    ),
-    (
-        "nic.IngressBufferManager.BufferSize=0",
-        "nic.IngressBufferManager.BufferSize",
-        "BufferSize: \"4MiB\",\n            PfcXoff",
-        "more than 0 B",
-    ),
-    (
-        "nic.IngressBufferManager.BufferSize=\"16KiB\"",
-        "nic.IngressBufferManager.PoolAllocationVector[0]",
-        "IngressBufferManager:",
-        "headroom",
-    ),
-    (
-        "nic.IngressBufferManager.PfcXoffFraction=1.2",
-        "nic.IngressBufferManager.PfcXoffFraction",
-        "PfcXoffFraction:",
-        "from 0 to 1",
-    ),
-    (
-        "nic.IngressBufferManager.PfcXonFraction=0.5",
-        "nic.IngressBufferManager.PfcXonFraction",
-        "PfcXonFraction:",
-        "PfcXonFraction < PfcXoffFraction",
-    ),
+    ("nic.HeaderBytes=300", "nic.HeaderBytes", "HeaderBytes:", "at most 256 B"),
+    ("nic.EgressBufferManager.BufferSize=0", "nic.EgressBufferManager.BufferSize", "BufferSize: \"4MiB\",\n            Pool", "more than 0 B"),
+    ("nic.EgressBufferManager.BufferSize=\"6KiB\"", "nic.EgressBufferManager.PoolAllocationVector[0]", "PoolAllocationVector:", "one packet's payload"),
+    ("nic.EgressBufferManager.PoolAllocationVector=[1.5, 0, 0, 0, 0, 0, 0, 0]", "nic.EgressBufferManager.PoolAllocationVector[0]", "PoolAllocationVector:", "from 0 to 1"),
+    ("nic.EgressBufferManager.PoolAllocationVector=[0.7, 0.7, 0, 0, 0, 0, 0, 0]", "nic.EgressBufferManager.PoolAllocationVector", "PoolAllocationVector:", "adds up to 1.4"),
+    ("nic.EgressBufferManager.PoolAllocationVector=[0.5, 0.5, 1e-9, 0, 0, 0, 0, 0]", "nic.EgressBufferManager.PoolAllocationVector[2]", "PoolAllocationVector:", "0 B"),
+    ("nic.IngressBufferManager.BufferSize=0", "nic.IngressBufferManager.BufferSize", "BufferSize: \"4MiB\",\n            PfcXoff", "more than 0 B"),
+    ("nic.IngressBufferManager.BufferSize=\"16KiB\"", "nic.IngressBufferManager.PoolAllocationVector[0]", "IngressBufferManager:", "headroom"),
+    ("nic.IngressBufferManager.PfcXoffFraction=1.2", "nic.IngressBufferManager.PfcXoffFraction", "PfcXoffFraction:", "from 0 to 1"),
+    ("nic.IngressBufferManager.PfcXonFraction=0.5", "nic.IngressBufferManager.PfcXonFraction", "PfcXonFraction:", "PfcXonFraction < PfcXoffFraction"),
     ("nic.FetchWindow=1024", "nic.FetchWindow", "FetchWindow:", "one Mss"),
-    (
-        "nic.TxBurstPackets=0",
-        "nic.TxBurstPackets",
-        "TxBurstPackets:",
-        "1 to 64",
-    ),
-    (
-        "nic.RetransmitTimeout=0",
-        "nic.RetransmitTimeout",
-        "RetransmitTimeout:",
-        "greater than 0",
-    ),
-    (
-        "nic.Pcie.MaxPayloadSize=0",
-        "nic.Pcie.MaxPayloadSize",
-        "MaxPayloadSize:",
-        "1 B to 4096 B",
-    ),
-    (
-        "nic.Pcie.MaxReadRequestSize=8192",
-        "nic.Pcie.MaxReadRequestSize",
-        "MaxReadRequestSize:",
-        "1 B to 4096 B",
-    ),
-    (
-        "nic.Pcie.TlpOverheadBytes=18446744073709551616",
-        "nic.Pcie.TlpOverheadBytes",
-        "TlpOverheadBytes:",
-        "",
-    ),
-    (
-        "switch.BufferSize=0",
-        "switch.BufferSize",
-        "BufferSize: \"32MiB\"",
-        "more than 0 B",
-    ),
-    (
-        "switch.BufferSize=\"1MiB\"",
-        "switch.BufferSize",
-        "BufferSize: \"32MiB\"",
-        "lossless reservation",
-    ),
-    (
-        "switch.PfcXoff=0",
-        "switch.PfcXoff",
-        "PfcXoff: \"256KiB\"",
-        "more than 0 B",
-    ),
-    (
-        "switch.PfcXon=\"256KiB\"",
-        "switch.PfcXon",
-        "PfcXon: \"224KiB\"",
-        "below PfcXoff",
-    ),
-    (
-        "switch.LossyQueueLimit=0",
-        "switch.LossyQueueLimit",
-        "LossyQueueLimit:",
-        "more than 0 B",
-    ),
-    (
-        "switch.Scheduler=Dwrr(weights: [1, 0, 1, 1, 1, 1, 1, 1])",
-        "switch.Scheduler.weights[1]",
-        "Scheduler:",
-        "at least 1",
-    ),
+    ("nic.TxBurstPackets=0", "nic.TxBurstPackets", "TxBurstPackets:", "1 to 64"),
+    ("nic.RetransmitTimeout=0", "nic.RetransmitTimeout", "RetransmitTimeout:", "greater than 0"),
+    ("nic.Pcie.MaxPayloadSize=0", "nic.Pcie.MaxPayloadSize", "MaxPayloadSize:", "1 B to 4096 B"),
+    ("nic.Pcie.MaxReadRequestSize=8192", "nic.Pcie.MaxReadRequestSize", "MaxReadRequestSize:", "1 B to 4096 B"),
+    ("nic.Pcie.TlpOverheadBytes=18446744073709551616", "nic.Pcie.TlpOverheadBytes", "TlpOverheadBytes:", ""),
+    ("switch.BufferSize=0", "switch.BufferSize", "BufferSize: \"32MiB\"", "more than 0 B"),
+    ("switch.BufferSize=\"1MiB\"", "switch.BufferSize", "BufferSize: \"32MiB\"", "lossless reservation"),
+    ("switch.PfcXoff=0", "switch.PfcXoff", "PfcXoff: \"256KiB\"", "more than 0 B"),
+    ("switch.PfcXon=\"256KiB\"", "switch.PfcXon", "PfcXon: \"224KiB\"", "below PfcXoff"),
+    ("switch.LossyQueueLimit=0", "switch.LossyQueueLimit", "LossyQueueLimit:", "more than 0 B"),
+    ("switch.Scheduler=Dwrr(weights: [1, 0, 1, 1, 1, 1, 1, 1])", "switch.Scheduler.weights[1]", "Scheduler:", "at least 1"),
     ("switch.Ecn.Kmin=\"1MiB\"", "switch.Ecn.Kmin", "Kmin:", "Ecn.Kmax"),
     ("switch.Ecn.Pmax=1.5", "switch.Ecn.Pmax", "Pmax:", "probability"),
-    (
-        "applications[0].prScalaRdmaInitiator=0",
-        "applications[0].prScalaRdmaInitiator",
-        "prScalaRdmaInitiator:",
-        "",
-    ),
-    (
-        "applications[0].NumConnections=0",
-        "applications[0].NumConnections",
-        "NumConnections:",
-        "1 to 1,024",
-    ),
-    (
-        "applications[0].MaxPendingWQEs=40000",
-        "applications[0].MaxPendingWQEs",
-        "MaxPendingWQEs:",
-        "32,768",
-    ),
-    (
-        "applications[0].DoorbellPayloadSize=\"1MiB\"",
-        "applications[0].DoorbellPayloadSize",
-        "DoorbellPayloadSize:",
-        "",
-    ),
-    (
-        "applications[0].RdmaDataPacketTC=3",
-        "applications[0].RdmaDataPacketTC",
-        "RdmaDataPacketTC:",
-        "no egress pool",
-    ),
-    (
-        "watchdog.StallTimeout=0",
-        "watchdog.StallTimeout",
-        "StallTimeout:",
-        "greater than 0",
-    ),
+    ("applications[0].prScalaRdmaInitiator=0", "applications[0].prScalaRdmaInitiator", "prScalaRdmaInitiator:", ""),
+    ("applications[0].NumConnections=0", "applications[0].NumConnections", "NumConnections:", "1 to 1,024"),
+    ("applications[0].MaxPendingWQEs=40000", "applications[0].MaxPendingWQEs", "MaxPendingWQEs:", "32,768"),
+    ("applications[0].DoorbellPayloadSize=\"1MiB\"", "applications[0].DoorbellPayloadSize", "DoorbellPayloadSize:", ""),
+    ("applications[0].RdmaDataPacketTC=3", "applications[0].RdmaDataPacketTC", "RdmaDataPacketTC:", "no egress pool"),
+    ("watchdog.StallTimeout=0", "watchdog.StallTimeout", "StallTimeout:", "greater than 0"),
     ("faults[0].rate=1.5", "faults[0].rate", "rate: 0.0", "probability"),
 ];
 
@@ -296,6 +147,18 @@ fn expect(ok: bool, what: &str, set: &str, first: &str) -> Result<(), String> {
     }
 }
 
+/// The error names `field` and says `says`.
+fn names(e: &ScenarioError, set: &str, field: &str, says: &str) -> Result<(), String> {
+    let first = e.to_string();
+    expect(
+        e.field.as_deref() == Some(field),
+        &format!("not at {field}"),
+        set,
+        &first,
+    )?;
+    expect(first.contains(says), &format!("no {says:?}"), set, &first)
+}
+
 #[test]
 fn a_bad_value_in_the_file_is_shown_at_its_own_field_and_line() {
     every_case(|set, field, anchor, says| {
@@ -305,19 +168,13 @@ fn a_bad_value_in_the_file_is_shown_at_its_own_field_and_line() {
         };
         let first = e.to_string();
         expect(e.file == "fields.ron", "not in the file", set, &first)?;
-        expect(
-            e.field.as_deref() == Some(field),
-            &format!("not at {field}"),
-            set,
-            &first,
-        )?;
+        names(&e, set, field, says)?;
         expect(
             e.line == line_of(anchor),
             &format!("not at line {}", line_of(anchor)),
             set,
             &first,
         )?;
-        expect(first.contains(says), &format!("no {says:?}"), set, &first)?;
         let message = first.split_once(&format!(": {field}: ")).map_or("", |(_, m)| m);
         expect(!message.starts_with(field), "the field named twice", set, &first)
     });
@@ -333,12 +190,6 @@ fn a_bad_value_given_by_set_is_shown_in_that_argument() {
         expect(e.file == "<--set>" && e.line == 1, "not in the argument", set, &first)?;
         let value_column = set.find('=').expect("PATH=VALUE") + 2;
         expect(e.column >= value_column, "the caret is not on the value", set, &first)?;
-        expect(
-            e.field.as_deref() == Some(field),
-            &format!("not at {field}"),
-            set,
-            &first,
-        )?;
-        expect(first.contains(says), &format!("no {says:?}"), set, &first)
+        names(&e, set, field, says)
     });
 }

@@ -2,16 +2,15 @@
 //! with exit 130 / 143 and a manifest saying where; a full disk stops it with exit 1 and a message
 //! naming the file. Either way every record file ends at a whole row.
 
+mod common;
+
+use common::default_ron;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// 100 us between beacon ticks: the run stops within 100 us of simulated time of the signal.
 const INTERVAL_SEC: f64 = 1e-4;
-
-fn default_ron() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/default.ron")
-}
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("rdmasim-interrupt-{tag}-{}", std::process::id()));

@@ -3,63 +3,11 @@
 //! refused with exit code 2 and a message naming the file (and line, column and field when
 //! there is text to point into), never a hang, a panic or gigabytes of memory.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-fn default_ron() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/default.ron")
-}
-
-/// Runs `rdmasim args`, killing it after 20 s: a hang is a failure, not a stuck test.
-fn rdmasim(args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rdmasim"))
-        .args(args)
-        .env_remove("SOURCE_DATE_EPOCH")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run rdmasim");
-    let start = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if start.elapsed() > Duration::from_secs(20) {
-            child.kill().ok();
-            panic!("rdmasim {args:?} hung");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
-}
-
-/// `validate` refuses: exit 2, no panic; returns the first line of standard error.
-fn refused(args: &[&str]) -> String {
-    let o = rdmasim(args);
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    err.lines().next().unwrap_or_default().to_string()
-}
-
-/// A file in the temp dir, removed when dropped.
-struct Temp(PathBuf);
-
-impl Temp {
-    fn new(tag: &str, bytes: &[u8]) -> Temp {
-        let path = std::env::temp_dir().join(format!("rdmasim-limits-{tag}-{}.ron", std::process::id()));
-        std::fs::write(&path, bytes).expect("write");
-        Temp(path)
-    }
-    fn path(&self) -> &str {
-        self.0.to_str().expect("utf-8 temp path")
-    }
-}
-
-impl Drop for Temp {
-    fn drop(&mut self) {
-        std::fs::remove_file(&self.0).ok();
-    }
-}
+use common::{TempFile, default_ron, rdmasim, refused};
+use std::path::Path;
+use std::process::Command;
 
 #[test]
 fn endless_devices_are_refused_by_kind_without_reading() {
@@ -90,7 +38,7 @@ fn a_fifo_with_no_writer_is_refused_not_waited_on() {
 
 #[test]
 fn a_file_over_16_mib_is_refused_naming_the_limit() {
-    let t = Temp::new("big", b"");
+    let t = TempFile::new("big", b"");
     // Sparse, so the test writes nothing: 16 MiB + 1 byte.
     let f = std::fs::OpenOptions::new().write(true).open(&t.0).expect("open");
     f.set_len(16 * 1024 * 1024 + 1).expect("set_len");
@@ -113,7 +61,7 @@ fn bytes_that_are_not_utf8_are_located() {
     bad[at] = 0xFF;
     let line = 1 + text[..at].iter().filter(|&&b| b == b'\n').count();
     let column = at - text[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
-    let t = Temp::new("utf8", &bad);
+    let t = TempFile::new("utf8", &bad);
     let first = refused(&["validate", t.path()]);
     assert_eq!(
         first,

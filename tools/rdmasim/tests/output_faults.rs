@@ -2,62 +2,24 @@
 //! record's file name taken, names too long for a file, symbolic links, a full or closed standard
 //! output. Each ends with a message naming the path and an exit code, never a panic.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{TempDir, rdmasim, stderr};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+/// The arguments of a `run` of scenario `ron` for 1 ms into `out` (a short run: the faults here
+/// are all at its edges).
+fn run_args<'a>(ron: &'a str, out: &'a str) -> [&'a str; 7] {
+    ["run", ron, "--quiet", "--out", out, "--set", "simulation.RunTime=0.001"]
 }
 
-fn default_ron() -> String {
-    workspace().join("scenarios/default.ron").to_string_lossy().into_owned()
-}
-
-fn rdmasim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rdmasim"))
-        .args(args)
-        .env_remove("SOURCE_DATE_EPOCH")
-        .output()
-        .expect("run rdmasim")
-}
-
-/// `run` of the default scenario for 1 ms (a short run: the faults here are all at its edges).
+/// `run` of the default scenario for 1 ms into `out`, with `extra` arguments.
 fn run_into(out: &Path, extra: &[&str]) -> Output {
-    let ron = default_ron();
-    let out = out.to_str().expect("utf-8 temp path");
-    let mut args = vec![
-        "run",
-        &ron,
-        "--quiet",
-        "--out",
-        out,
-        "--set",
-        "simulation.RunTime=0.001",
-    ];
+    let ron = common::default_ron().to_string_lossy().into_owned();
+    let mut args = run_args(&ron, out.to_str().expect("utf-8 temp path")).to_vec();
     args.extend_from_slice(extra);
     rdmasim(&args)
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A fresh folder in the temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let path = std::env::temp_dir().join(format!("rdmasim-out-{tag}-{}", std::process::id()));
-        std::fs::remove_dir_all(&path).ok();
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        std::fs::remove_dir_all(&self.0).ok();
-    }
 }
 
 /// Exit `code`, a message on standard error holding every one of `needles`, and no panic.
@@ -123,7 +85,7 @@ fn names_that_cannot_name_files_are_refused_up_front_with_exit_2() {
 #[test]
 fn a_long_scenario_name_names_the_field_and_exits_2() {
     let dir = TempDir::new("scenario-name");
-    let text = std::fs::read_to_string(default_ron()).unwrap();
+    let text = std::fs::read_to_string(common::default_ron()).unwrap();
     let long = "s".repeat(300);
     let start = text.find("name:").expect("default.ron has a name");
     let end = start + text[start..].find(',').unwrap();
@@ -172,18 +134,10 @@ fn rdmasim_to(args: &[&str], stdout: impl Into<Stdio>) -> Output {
 
 #[test]
 fn a_full_standard_output_is_reported_with_exit_1() {
-    let ron = default_ron();
+    let ron = common::default_ron().to_string_lossy().into_owned();
     let dir = TempDir::new("full");
     let out = dir.0.to_str().unwrap();
-    let run = [
-        "run",
-        &ron,
-        "--quiet",
-        "--out",
-        out,
-        "--set",
-        "simulation.RunTime=0.001",
-    ];
+    let run = run_args(&ron, out);
     let commands: [&[&str]; 5] = [
         &["plan", &ron],
         &["plan", &ron, "--format", "json"],
@@ -203,18 +157,10 @@ fn a_full_standard_output_is_reported_with_exit_1() {
 
 #[test]
 fn a_closed_pipe_ends_quietly_with_exit_0() {
-    let ron = default_ron();
+    let ron = common::default_ron().to_string_lossy().into_owned();
     let dir = TempDir::new("pipe");
     let out = dir.0.to_str().unwrap();
-    let run = [
-        "run",
-        &ron,
-        "--quiet",
-        "--out",
-        out,
-        "--set",
-        "simulation.RunTime=0.001",
-    ];
+    let run = run_args(&ron, out);
     let commands: [&[&str]; 4] = [&["plan", &ron], &["validate", &ron], &["topology", &ron], &run];
     for args in commands {
         // The reader is closed before rdmasim starts, so its first write gets EPIPE for sure

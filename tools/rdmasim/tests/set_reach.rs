@@ -1,24 +1,19 @@
 //! `--set` reaches a field under structs the file leaves out: it writes the structs around the
 //! field, and the loader checks the result as it checks a file (issue #14's fuzz finding).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn star() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/star.ron")
-}
+use common::{rdmasim, scenario, stderr};
+use std::process::Output;
 
+/// `validate scenarios/star.ron --set ...`.
 fn validate(sets: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rdmasim"));
-    c.arg("validate").arg(star());
+    let star = scenario("star");
+    let mut args = vec!["validate", star.to_str().expect("utf-8")];
     for s in sets {
-        c.arg("--set").arg(s);
+        args.extend(["--set", s]);
     }
-    c.output().expect("run rdmasim")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    rdmasim(&args)
 }
 
 #[test]
