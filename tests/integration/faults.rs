@@ -65,6 +65,16 @@ fn one_percent_loss_on_a_link_is_counted_and_survived_by_every_connection() {
     let lost: u64 = f.data.iter().map(|t| t.packets).sum();
     assert_eq!(dropped.packets, lost, "every drop is the fault's");
     assert_eq!(f.by_fault, [lost + f.other.packets]);
+    // The summary (its text and JSON, the manifest's too) carries the same counts.
+    assert_eq!(s.faults.as_ref(), Some(&f));
+    let line = format!(
+        "faults          {lost} data packets and {} other frames lost (faults[0] {})",
+        f.other.packets, f.by_fault[0]
+    );
+    assert!(s.to_string().contains(&line), "{line:?} not in:\n{s}");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir_a.file("default-manifest-0.json")).unwrap()).unwrap();
+    assert_eq!(manifest["faults"]["by_fault"][0], f.by_fault[0], "{manifest}");
     // h0 is an Initiator or a Responder: its data (or its peer's) crosses the link. 1% of what
     // crossed, within 5 sigma of a binomial draw.
     let crossed = {

@@ -6,6 +6,7 @@ use bevy_ecs::prelude::*;
 use engine::prelude::*;
 use models::fabric::Fabric;
 use models::fabric::conservation::Conservation;
+use models::fabric::faults::FaultCounters;
 use models::fabric::link::LinkDirection;
 use models::nic::{DeliveredInWindow, NicLosses};
 use models::watchdog::WatchdogReport;
@@ -44,6 +45,9 @@ pub struct Summary {
     pub nic_losses: NicLosses,
     /// What the progress watchdog found (`models::watchdog`): stalled connections, PFC deadlocks.
     pub watchdog: WatchdogReport,
+    /// What the injected faults dropped; absent when the scenario injects none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub faults: Option<FaultCounters>,
     /// Set when a signal stopped the run early (absent from the JSON otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<Interrupted>,
@@ -120,6 +124,7 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
         conservation: world.get_resource::<Conservation>().cloned().unwrap_or_default(),
         nic_losses: world.get_resource::<NicLosses>().copied().unwrap_or_default(),
         watchdog: world.get_resource::<WatchdogReport>().cloned().unwrap_or_default(),
+        faults: world.get_resource::<FaultCounters>().cloned(),
         interrupted: None,
     }
 }
@@ -158,6 +163,9 @@ impl std::fmt::Display for Summary {
             )?;
         }
         write_conservation(f, &self.conservation, &self.nic_losses)?;
+        if let Some(c) = &self.faults {
+            write_faults(f, c)?;
+        }
         let w = &self.watchdog;
         if w.is_empty() {
             writeln!(f, "watchdog        no stalled connection, no PFC deadlock")?;
@@ -177,6 +185,19 @@ impl std::fmt::Display for Summary {
         }
         Ok(())
     }
+}
+
+/// The injected faults' line: what they dropped, and how much each entry did.
+fn write_faults(f: &mut std::fmt::Formatter<'_>, c: &FaultCounters) -> std::fmt::Result {
+    let data: u64 = c.data.iter().map(|t| t.packets).sum();
+    let entries: Vec<String> = c.by_fault.iter().enumerate().map(|(i, n)| format!("faults[{i}] {n}")).collect();
+    writeln!(
+        f,
+        "faults          {} data packets and {} other frames lost ({})",
+        data,
+        c.other.packets,
+        entries.join(", ")
+    )
 }
 
 /// The conservation check's lines of the summary.
@@ -233,6 +254,9 @@ pub struct Manifest<'a> {
     pub nic_losses: NicLosses,
     /// The watchdog's findings (as in the summary) and whether they fail the run.
     pub watchdog: ManifestWatchdog<'a>,
+    /// What the injected faults dropped (as in the summary); absent without faults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub faults: Option<&'a FaultCounters>,
     /// A signal stopped the run at this tick; absent when the run reached its stop time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<&'a Interrupted>,
@@ -264,6 +288,7 @@ pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &'a Summary, fil
             failed: summary.watchdog_failed(loaded),
             report: &summary.watchdog,
         },
+        faults: summary.faults.as_ref(),
         interrupted: summary.interrupted.as_ref(),
     }
 }
