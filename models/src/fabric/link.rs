@@ -30,10 +30,8 @@ pub struct LinkDirection {
     channel: ChannelKey<Packet>,
     pub packets: u64,
     pub bytes: u64,
-    /// RDMA data packets among `packets`.
-    pub data_packets: u64,
-    /// Of them, per traffic class: packets and bytes (what a host's direction sent, for the
-    /// run's conservation check).
+    /// The RDMA data packets among `packets`, per traffic class: packets and bytes (what a host's
+    /// direction sent, for the run's conservation check).
     pub data_by_class: [Tally; 8],
 }
 
@@ -60,6 +58,11 @@ impl std::ops::AddAssign for Tally {
 }
 
 impl LinkDirection {
+    /// RDMA data packets among `packets`.
+    pub fn data_packets(&self) -> u64 {
+        self.data_by_class.iter().map(|t| t.packets).sum()
+    }
+
     #[allow(clippy::too_many_arguments)]
     /// A direction with its own event source and channel; its arrivals are `arrive` events
     /// targeted at `id`, which must be the next channel number of `channel`'s type.
@@ -94,7 +97,6 @@ impl LinkDirection {
             channel,
             packets: 0,
             bytes: 0,
-            data_packets: 0,
             data_by_class: [Tally::default(); 8],
         }
     }
@@ -121,7 +123,6 @@ impl LinkDirection {
         self.packets += 1;
         self.bytes += pkt.bytes as u64;
         if pkt.kind == crate::packet::PacketKind::Data {
-            self.data_packets += 1;
             self.data_by_class[(pkt.class & 7) as usize].add(pkt.bytes as u64);
         }
         q.send(self.channel, self.id, end + self.delay, pkt);

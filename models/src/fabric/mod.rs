@@ -119,9 +119,10 @@ impl FabricIndex {
     }
 }
 
-/// `fabric.reroute`: a link between switches went down or came up (only with faults).
-#[derive(Resource, Clone, Copy, Debug)]
-struct RerouteKind(EventKind);
+/// The target of a `send_pfc` event that is no switch's: a link between switches went down or
+/// came up (only with faults), and the routes are recomputed. Riding on a rare kind keeps the
+/// per-event kind checks as they are without faults.
+const REROUTE: u32 = u32::MAX;
 
 /// The built fabric, as a resource.
 #[derive(Resource, Clone, Debug)]
@@ -142,18 +143,10 @@ impl Plugin for FabricPlugin {
         app.insert_resource(kinds);
         app.insert_resource(HostReceiver::default());
         app.add_systems(Build, build_fabric.in_set(BuildSet::Fabric));
-        let mut handled = vec![kinds.arrive, kinds.switch_tx, kinds.send_pfc];
-        // A kind of its own only when the scenario injects faults (the default run is unchanged).
-        let faulty = app
-            .world
-            .get_resource::<faults::FaultConfig>()
-            .is_some_and(|f| !f.0.is_empty());
-        if faulty {
-            let reroute = app.add_event_kind("fabric.reroute");
-            app.insert_resource(RerouteKind(reroute));
-            handled.push(reroute);
-        }
-        app.set_handler_for(&handled, FabricHandler::default());
+        app.set_handler_for(
+            &[kinds.arrive, kinds.switch_tx, kinds.send_pfc],
+            FabricHandler::default(),
+        );
         switch::register_beacon_columns(app);
         app.insert_resource(conservation::Delivered::default());
         app.add_systems(Finish, conservation::check_conservation.in_set(BuildSet::Fabric));
@@ -254,11 +247,11 @@ pub fn build_fabric(world: &mut World) {
     let fault_cfg = world.get_resource::<faults::FaultConfig>().cloned().unwrap_or_default();
     if let Some(f) = faults::FaultState::new(&fault_cfg, &topology, &delays, cfg.seed) {
         let changes = f.route_changes();
-        if let (Some(kind), false) = (world.get_resource::<RerouteKind>().copied(), changes.is_empty()) {
+        if !changes.is_empty() {
             let mut q = world.resource_mut::<EventQueue>();
             let source = q.add_source();
             for t in changes {
-                q.schedule(t, source, kind.0, 0, 0);
+                q.schedule(t, source, kinds.send_pfc, REROUTE, 0);
             }
         }
         world.insert_resource(f);
@@ -293,7 +286,6 @@ struct FabricState {
     delivered: [link::Tally; 8],
     /// The injected faults; `None` without (the hot path's one extra branch).
     faults: Option<Box<faults::FaultState>>,
-    reroute: Option<EventKind>,
 }
 
 impl FabricState {
@@ -311,7 +303,6 @@ impl FabricState {
             held: false,
             delivered: Default::default(),
             faults: world.remove_resource::<faults::FaultState>().map(Box::new),
-            reroute: world.get_resource::<RerouteKind>().map(|k| k.0),
         }
     }
 
@@ -337,13 +328,13 @@ impl Handler for FabricHandler {
         let fabric = &*st.fabric;
         let num_hosts = fabric.topology.num_hosts;
         if ev.kind == fabric.kinds.arrive {
-            // The packet waits in the direction's channel: no lookup of the direction's entity.
-            let pkt = q.receive(fabric.kinds.packet, ev.target);
             if let Some(f) = st.faults.as_deref_mut()
-                && f.lose(ev.target, q.now(), &pkt)
+                && f.drop_head(q, fabric.kinds.packet, ev.target)
             {
                 return;
             }
+            // The packet waits in the direction's channel: no lookup of the direction's entity.
+            let pkt = q.receive(fabric.kinds.packet, ev.target);
             let (to_node, to_port) = fabric.dir_to[ev.target as usize];
             match st.switches.get_mut((to_node as usize).wrapping_sub(num_hosts)) {
                 Some(sw) => switch::receive(fabric, sw, q, to_port, pkt),
@@ -360,13 +351,14 @@ impl Handler for FabricHandler {
         let node = if ev.kind == fabric.kinds.switch_tx {
             (ev.data >> 16) as usize
         } else if ev.kind == fabric.kinds.send_pfc {
+            if ev.target == REROUTE {
+                let f = st.faults.as_deref().expect("reroute events come with faults");
+                let rerouted = Arc::new(faults::reroute(fabric, f, q.now()));
+                world.insert_resource(Fabric(rerouted.clone()));
+                st.fabric = rerouted;
+                return;
+            }
             ev.target as usize
-        } else if Some(ev.kind) == st.reroute {
-            let f = st.faults.as_deref().expect("reroute events come with faults");
-            let rerouted = Arc::new(faults::reroute(fabric, f, q.now()));
-            world.insert_resource(Fabric(rerouted.clone()));
-            st.fabric = rerouted;
-            return;
         } else {
             st.receiver.handle(world, q, ev);
             return;

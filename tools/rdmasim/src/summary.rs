@@ -66,7 +66,7 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
     let data_packets: u64 = (0..fabric.num_hosts() as u32)
         .map(|h| {
             dirs.get(world, fabric.dirs[fabric.host_egress(h) as usize])
-                .map_or(0, |d| d.data_packets)
+                .map_or(0, |d| d.data_packets())
         })
         .sum();
     let mut run_time = world.resource::<SimulationParameters>().RunTime.0.as_secs_f64();
@@ -190,7 +190,12 @@ impl std::fmt::Display for Summary {
 /// The injected faults' line: what they dropped, and how much each entry did.
 fn write_faults(f: &mut std::fmt::Formatter<'_>, c: &FaultCounters) -> std::fmt::Result {
     let data: u64 = c.data.iter().map(|t| t.packets).sum();
-    let entries: Vec<String> = c.by_fault.iter().enumerate().map(|(i, n)| format!("faults[{i}] {n}")).collect();
+    let entries: Vec<String> = c
+        .by_fault
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("faults[{i}] {n}"))
+        .collect();
     writeln!(
         f,
         "faults          {} data packets and {} other frames lost ({})",

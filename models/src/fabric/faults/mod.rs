@@ -156,6 +156,22 @@ impl FaultState {
         Routes::compute_avoiding(topo, &down)
     }
 
+    /// Takes the packet at the head of direction `dir`'s channel out of the fabric if a fault
+    /// loses it (counted), and says so. Out of line and looking at the packet in place, so the
+    /// fault-free arrival path still moves the packet straight from the channel to its receiver.
+    #[cold]
+    #[inline(never)]
+    pub fn drop_head(&mut self, q: &mut EventQueue, channel: ChannelKey<Packet>, dir: u32) -> bool {
+        let Some(&pkt) = q.channel_values(channel, dir).next() else {
+            return false;
+        };
+        let lost = self.lose(dir, q.now(), &pkt);
+        if lost {
+            q.receive(channel, dir);
+        }
+        lost
+    }
+
     /// Is `pkt`, arriving at the far end of direction `dir` at `now`, lost? Counts it if so.
     #[inline]
     pub fn lose(&mut self, dir: u32, now: SimTime, pkt: &Packet) -> bool {
