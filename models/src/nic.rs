@@ -16,6 +16,9 @@
 //! response arrives, the Initiator's NIC creates its end, sends the acknowledgment and reports
 //! `established`. A WQE is an entity from `post_wqe` to `wqe_completed`; the NIC fills in its
 //! `WqeTimes`, whose parts add up to its latency.
+//!
+//! A NIC puts every frame on its host's link with `LinkDirection::launch_from_host`, which counts
+//! the data packets the run's conservation check takes as sent.
 
 use bevy_ecs::prelude::*;
 use engine::prelude::*;

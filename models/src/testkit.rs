@@ -268,7 +268,7 @@ impl Handler for SendHandler {
         let e = fabric.dirs[fabric.host_egress(o.host) as usize];
         let mut d = dirs.get_mut(world, e).expect("host link direction");
         pkt.sent_at = now.max(d.busy_until);
-        let end = d.launch(q, now, pkt);
+        let end = d.launch_from_host(q, now, pkt);
         world.resource_mut::<TestKit>().offers[ev.target as usize].last_sent = end;
         if more {
             q.schedule(end.max(now + gap), source, kinds.send, ev.target, 0);
@@ -301,7 +301,7 @@ impl Handler for PfcHandler {
         let e = fabric.dirs[fabric.host_egress(p.host) as usize];
         dirs.get_mut(world, e)
             .expect("host link direction")
-            .launch(q, q.now(), frame);
+            .launch_from_host(q, q.now(), frame);
     }
 }
 

@@ -83,7 +83,7 @@ fn one_percent_loss_on_a_link_is_counted_and_survived_by_every_connection() {
         let h0 = dirs
             .get(&a.app.world, fabric.dirs[fabric.host_egress(0) as usize])
             .unwrap()
-            .data_packets();
+            .data_packets;
         let (leaf0, port) = (
             fabric.topology.find("leaf0").unwrap(),
             fabric.topology.port(0, 0).peer_port,
@@ -94,7 +94,7 @@ fn one_percent_loss_on_a_link_is_counted_and_survived_by_every_connection() {
             .find(|s| s.node == leaf0)
             .unwrap()
             .wire(port)
-            .data_packets();
+            .data_packets;
         h0 + to_h0
     };
     let expect = crossed as f64 * 0.01;

@@ -33,7 +33,7 @@ fn tracer_sees_every_point_the_nic_passes() {
         .map(|h| {
             dirs.get(&app.world, fabric.dirs[fabric.host_egress(h) as usize])
                 .unwrap()
-                .data_packets()
+                .data_packets
         })
         .sum();
     let events = tracer.events();

@@ -392,7 +392,7 @@ impl NicLogic {
             .dir_q
             .get_mut(world, egress)
             .expect("host egress link direction")
-            .launch(q, now, pkt);
+            .launch_from_host(q, now, pkt);
         let mut nic = self.nic(world, host);
         nic.busy_until = end;
         if nic.has_tx_work() {

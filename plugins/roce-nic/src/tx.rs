@@ -226,7 +226,7 @@ impl Parts<'_> {
                 TracePoint::PacketSent
             };
             self.trace(point, now, Some(pkt), None);
-            self.wire.launch(q, at, pkt);
+            self.wire.launch_from_host(q, at, pkt);
             return true;
         }
         let mut earliest = SimTime::MAX;
@@ -310,7 +310,7 @@ impl Parts<'_> {
         self.nic.counters.data_packets_sent += 1;
         self.nic.counters.data_bytes_sent += pkt.bytes as u64;
         self.trace(TracePoint::PacketSent, now, Some(pkt), None);
-        let end = self.wire.launch(q, at, pkt);
+        let end = self.wire.launch_from_host(q, at, pkt);
         if all_sent {
             let deadline = end + ctx.cfg.RetransmitTimeout.0;
             let qp = &mut self.nic.qps[qpn as usize];

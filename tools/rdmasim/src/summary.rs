@@ -66,7 +66,7 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
     let data_packets: u64 = (0..fabric.num_hosts() as u32)
         .map(|h| {
             dirs.get(world, fabric.dirs[fabric.host_egress(h) as usize])
-                .map_or(0, |d| d.data_packets())
+                .map_or(0, |d| d.data_packets)
         })
         .sum();
     let mut run_time = world.resource::<SimulationParameters>().RunTime.0.as_secs_f64();

@@ -50,7 +50,7 @@ fn segmentation_opcodes_and_bytes_on_the_wire() {
     // Bytes on the wire: 250,000 + 62 x 58 = 253,596, counted by the Initiator's egress link,
     // which also carried the connection request and acknowledgment (322 B each).
     let wire = host_egress(w, 0);
-    assert_eq!(wire.data_packets(), 62);
+    assert_eq!(wire.data_packets, 62);
     assert_eq!(wire.packets, 62 + 2);
     assert_eq!(wire.bytes - 2 * CM_MESSAGE_BYTES as u64, 253_596);
     let c = nic_counters(w, 0);
