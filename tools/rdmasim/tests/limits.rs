@@ -87,7 +87,7 @@ fn refused_set(set: &str, field: &str) -> String {
 
 #[test]
 fn integers_past_u64_are_refused_naming_the_field() {
-    // 2^64 used to pass `<= u64::MAX as f64` (which is 2^64 in f64) and saturate to 2^64 - 1.
+    // 2^64 would pass a check of `<= u64::MAX as f64` (which is 2^64 in f64) and saturate.
     const N: &str = "18446744073709551616";
     for (set, field) in [
         (
