@@ -6,6 +6,7 @@ mod reference;
 mod app_records;
 mod conservation;
 mod determinism;
+mod digests;
 mod faults;
 mod goodput;
 mod incast;
