@@ -153,9 +153,13 @@ impl App {
         self
     }
 
-    /// Routes `kinds` to the handler that already serves `with` (`Handlers::share`).
-    pub fn share_handler(&mut self, kinds: &[EventKind], with: EventKind) -> &mut Self {
-        self.handlers.share(kinds, with);
+    /// Wraps the handler serving `kind` (`Handlers::wrap`).
+    pub fn wrap_handler(
+        &mut self,
+        kind: EventKind,
+        wrap: impl FnOnce(Box<dyn Handler>) -> Box<dyn Handler>,
+    ) -> &mut Self {
+        self.handlers.wrap(kind, wrap);
         self
     }
 

@@ -95,17 +95,15 @@ impl Handlers {
         }
     }
 
-    /// Routes `kinds` to the handler that already serves `with`, for a model whose state another
-    /// model's handler holds (the RoCE NIC's kinds go to the fabric's handler, which holds the
-    /// NICs behind its port receiver). `with` must have its handler already.
-    pub fn share(&mut self, kinds: &[EventKind], with: EventKind) {
-        let w = with.0 as usize;
-        assert!(
-            self.handled[w],
-            "event kind `{}` has no handler to share",
-            self.names[w]
-        );
-        self.route(kinds, self.slot[w]);
+    /// Replaces the handler serving `kind` (and every kind it serves) with `wrap(handler)`:
+    /// middleware the model does not know about, such as a test's tap on the packets reaching
+    /// a NIC, which looks at each event and passes it on.
+    pub fn wrap(&mut self, kind: EventKind, wrap: impl FnOnce(Box<dyn Handler>) -> Box<dyn Handler>) {
+        let k = kind.0 as usize;
+        assert!(self.handled[k], "event kind `{}` has no handler to wrap", self.names[k]);
+        let at = self.slot[k] as usize;
+        let inner = std::mem::replace(&mut self.table[at], Box::new(Unhandled("being wrapped")));
+        self.table[at] = wrap(inner);
     }
 
     pub fn kinds(&self) -> usize {
@@ -202,37 +200,49 @@ mod tests {
     }
 
     #[test]
-    fn a_shared_handler_gets_the_kinds_routed_to_it() {
+    fn a_wrapper_sees_every_kind_of_the_handler_it_wraps_and_passes_them_on() {
+        struct Tap(Box<dyn Handler>, std::sync::Arc<std::sync::atomic::AtomicU32>);
+        impl Handler for Tap {
+            fn handle(&mut self, world: &mut World, queue: &mut EventQueue, ev: &SimEvent) {
+                self.1.fetch_add(100, std::sync::atomic::Ordering::Relaxed);
+                self.0.handle(world, queue, ev);
+            }
+        }
         let mut handlers = Handlers::default();
         let count = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
-        let owner = counted(&mut handlers, &count);
         let (a, b) = (handlers.add_kind("a"), handlers.add_kind("b"));
-        handlers.share(&[a, b], owner);
-        assert!(handlers.unhandled().is_empty());
+        let inner = count.clone();
+        handlers.set_for(
+            &[a, b],
+            Box::new(move |_: &mut World, _: &mut EventQueue, _: SimEvent| {
+                inner.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }),
+        );
+        let tapped = count.clone();
+        handlers.wrap(b, |h| Box::new(Tap(h, tapped)));
         let (mut world, mut queue) = (World::new(), EventQueue::new());
-        for (t, k) in [(1, a), (2, owner), (3, b)] {
+        for (t, k) in [(1, a), (2, b)] {
             queue.schedule(SimTime(t), SourceId::ENGINE, k, 0, 0);
         }
-        assert_eq!(handlers.run(&mut world, &mut queue, SimTime::MAX), 3);
+        assert_eq!(handlers.run(&mut world, &mut queue, SimTime::MAX), 2);
         assert_eq!(
             count.load(std::sync::atomic::Ordering::Relaxed),
-            3,
-            "one handler saw all three"
+            202,
+            "both seen by the tap, then handled"
         );
     }
 
     #[test]
-    #[should_panic(expected = "event kind `owner` has no handler to share")]
-    fn sharing_needs_a_handler_to_share() {
+    #[should_panic(expected = "event kind `owner` has no handler to wrap")]
+    fn wrapping_needs_a_handler() {
         let mut handlers = Handlers::default();
         let owner = handlers.add_kind("owner");
-        let a = handlers.add_kind("a");
-        handlers.share(&[a], owner);
+        handlers.wrap(owner, |h| h);
     }
 
     #[test]
     #[should_panic(expected = "event kind `a` already has a handler")]
-    fn a_kind_cannot_get_a_second_handler_through_a_shared_one() {
+    fn a_kind_cannot_get_a_second_handler() {
         let mut handlers = Handlers::default();
         let a = handlers.add_kind("a");
         let b = handlers.add_kind("b");

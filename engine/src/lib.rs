@@ -47,6 +47,7 @@ pub mod rng;
 pub mod row;
 pub mod run;
 pub mod scenario;
+pub mod store;
 pub mod time;
 pub mod units;
 

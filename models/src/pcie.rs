@@ -255,8 +255,8 @@ impl PcieDirection {
     }
 }
 
-/// A host's PCIe link, an entity of its own.
-#[derive(Component, Debug, Default)]
+/// A host's PCIe link, in its `HostPort`.
+#[derive(Debug, Default)]
 pub struct PcieLink {
     pub host: u32,
     /// Host memory to NIC: doorbells, DMA read data.

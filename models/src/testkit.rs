@@ -27,9 +27,9 @@
 //! the packet on the wire, as a NIC would. Offers from one host share its link in turn. Every
 //! packet is ECN-capable (ECT(0)) and carries its sequence number in the offer as its `psn`.
 
-use crate::fabric::link::LinkDirection;
 use crate::fabric::switch::{Switch, SwitchCounters};
-use crate::fabric::{Fabric, FabricConfig, FabricIndex, FabricPlugin, HostReceiver, PortReceiver, SwitchConfig};
+use crate::fabric::{Fabric, FabricConfig, FabricIndex, FabricKinds, FabricPlugin, SwitchConfig};
+use crate::nic::{HostIngress, HostPort};
 use crate::packet::{Packet, PacketKind, ecn};
 use crate::sets::BuildSet;
 use crate::topology::{TopologyConfig, flow_hash};
@@ -37,6 +37,7 @@ use crate::wire::PFC_FRAME_BYTES;
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
+use engine::store::Held;
 use std::sync::Arc;
 
 /// Packets `host` sends to `dst`: `count` packets of `packet_bytes` bytes in `class`, from
@@ -148,8 +149,9 @@ struct KitKinds {
     pfc: EventKind,
 }
 
-/// Adds the test kit: the hosts' receiver, the offers and the host pauses. Add it with
-/// `FabricPlugin`, in either order.
+/// Adds the test kit: the hosts' receiver, the offers and the host pauses. Add it after
+/// `FabricPlugin`: it stands in for the NIC, so it handles `FabricKinds::to_host` and holds the
+/// hosts' ports.
 #[derive(Clone, Debug, Default)]
 pub struct TestKitPlugin {
     pub offers: Vec<Offer>,
@@ -161,12 +163,15 @@ pub struct TestKitPlugin {
 impl Plugin for TestKitPlugin {
     fn build(&self, app: &mut App) {
         crate::sets::configure(app);
+        let fabric = *app
+            .world
+            .get_resource::<crate::fabric::FabricKinds>()
+            .expect("TestKitPlugin needs FabricPlugin added before it");
         let kinds = KitKinds {
             send: app.add_event_kind("testkit.send"),
             pfc: app.add_event_kind("testkit.pfc"),
         };
-        app.set_handler(kinds.send, SendHandler::default());
-        app.set_handler(kinds.pfc, PfcHandler::default());
+        app.set_handler_for(&[kinds.send, kinds.pfc, fabric.to_host], KitHandler::default());
         let plugin = self.clone();
         app.add_systems(
             Build,
@@ -226,21 +231,51 @@ impl TestKitPlugin {
         }
         kit.kinds = Some(kinds);
         world.insert_resource(kit);
-        world.resource_mut::<HostReceiver>().0 = Some(Box::new(Sink));
+    }
+}
+
+/// The kit's events: `testkit.send`, `testkit.pfc` and the packets reaching hosts.
+#[derive(Default)]
+struct KitHandler {
+    state: Option<KitState>,
+}
+
+struct KitState {
+    fabric: Arc<FabricIndex>,
+    kinds: KitKinds,
+    ports: Held<HostPort>,
+    ingress: HostIngress,
+}
+
+impl Handler for KitHandler {
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
+        let st = self.state.get_or_insert_with(|| KitState {
+            fabric: world.resource::<Fabric>().0.clone(),
+            kinds: world.resource::<TestKit>().kinds.expect("test kit built"),
+            ports: Held::new("the test kit"),
+            ingress: HostIngress::new(world),
+        });
+        let ports = st.ports.rows(world);
+        if ev.kind == st.kinds.send {
+            send(world, q, ev, ports);
+        } else if ev.kind == st.kinds.pfc {
+            send_pfc(world, q, ev, &st.fabric, ports);
+        } else if let Some((host, pkt)) = st.ingress.accept(q, ev) {
+            sink(world, q, host, pkt);
+        }
+    }
+
+    fn pause(&mut self, world: &mut World) {
+        if let Some(st) = &mut self.state {
+            st.ingress.publish(world);
+            st.ports.put_back(world);
+        }
     }
 }
 
 /// `testkit.send`: offer `target` puts its next packet on its host's link.
-#[derive(Default)]
-struct SendHandler {
-    state: Option<(Arc<FabricIndex>, QueryState<&'static mut LinkDirection>)>,
-}
-
-impl Handler for SendHandler {
-    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
-        let (fabric, dirs) = self
-            .state
-            .get_or_insert_with(|| (world.resource::<Fabric>().0.clone(), world.query()));
+fn send(world: &mut World, q: &mut EventQueue, ev: &SimEvent, ports: &mut [HostPort]) {
+    {
         let now = q.now();
         let mut kit = world.resource_mut::<TestKit>();
         let kinds = kit.kinds.expect("test kit built");
@@ -265,8 +300,7 @@ impl Handler for SendHandler {
         };
         st.sent += 1;
         let (more, source, gap) = (st.sent < o.count, st.source, st.gap);
-        let e = fabric.dirs[fabric.host_egress(o.host) as usize];
-        let mut d = dirs.get_mut(world, e).expect("host link direction");
+        let d = &mut ports[o.host as usize].wire;
         pkt.sent_at = now.max(d.busy_until);
         let end = d.launch_from_host(q, now, pkt);
         world.resource_mut::<TestKit>().offers[ev.target as usize].last_sent = end;
@@ -277,16 +311,8 @@ impl Handler for SendHandler {
 }
 
 /// `testkit.pfc`: a host pause starts (data 1) or ends (data 0): a PFC frame to the switch.
-#[derive(Default)]
-struct PfcHandler {
-    state: Option<(Arc<FabricIndex>, QueryState<&'static mut LinkDirection>)>,
-}
-
-impl Handler for PfcHandler {
-    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
-        let (fabric, dirs) = self
-            .state
-            .get_or_insert_with(|| (world.resource::<Fabric>().0.clone(), world.query()));
+fn send_pfc(world: &mut World, q: &mut EventQueue, ev: &SimEvent, fabric: &FabricIndex, ports: &mut [HostPort]) {
+    {
         let (p, _) = world.resource::<TestKit>().pauses[ev.target as usize];
         let frame = Packet {
             kind: PacketKind::Pfc,
@@ -298,18 +324,13 @@ impl Handler for PfcHandler {
             sent_at: q.now(),
             ..Default::default()
         };
-        let e = fabric.dirs[fabric.host_egress(p.host) as usize];
-        dirs.get_mut(world, e)
-            .expect("host link direction")
-            .launch_from_host(q, q.now(), frame);
+        ports[p.host as usize].wire.launch_from_host(q, q.now(), frame);
     }
 }
 
-/// The hosts' receiver: counts data, obeys PFC.
-struct Sink;
-
-impl PortReceiver for Sink {
-    fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
+/// A packet reached `host`: count data, obey PFC.
+fn sink(world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
+    {
         let now = q.now();
         let mut kit = world.resource_mut::<TestKit>();
         let kit = &mut *kit;
@@ -400,10 +421,9 @@ pub fn fabric_app_with(topology: TopologyConfig, switch: SwitchConfig, kit: Test
 
 /// Every switch's counters, in node order.
 pub fn switch_counters(world: &World) -> Vec<(u32, SwitchCounters)> {
-    let mut all: Vec<(u32, SwitchCounters)> = match world.try_query::<&Switch>() {
-        Some(mut q) => q.iter(world).map(|s| (s.node, s.counters)).collect(),
-        None => Vec::new(),
-    };
+    let mut all: Vec<(u32, SwitchCounters)> = world
+        .get_resource::<engine::store::Store<Switch>>()
+        .map_or(Vec::new(), |s| s.rows().iter().map(|s| (s.node, s.counters)).collect());
     all.sort_by_key(|s| s.0);
     all
 }
@@ -439,4 +459,52 @@ pub fn run_for(app: &mut App, stop: SimTime) -> RunStats {
         beacon_interval: stop,
         progress: None,
     })
+}
+
+/// Puts `look` in front of the handler of the packets reaching hosts (the NIC's, or the kit's):
+/// it sees each packet, the time and the host it reached, before that handler does and before
+/// any fault injected on the host's link, and says whether to pass it on. Middleware the NIC
+/// does not know about, for tests that watch the wire whatever the NIC. A packet it keeps back
+/// is taken off the link and counted nowhere (the run's conservation balance then misses it).
+/// Call it after the NIC's plugin is added.
+pub fn tap_hosts(app: &mut App, look: impl FnMut(&mut World, SimTime, u32, &Packet) -> bool + Send + 'static) {
+    let kinds = *app
+        .world
+        .get_resource::<FabricKinds>()
+        .expect("tap_hosts needs the fabric plugin added first");
+    app.wrap_handler(kinds.to_host, move |inner| {
+        Box::new(HostTap {
+            inner,
+            look,
+            kinds,
+            fabric: None,
+        })
+    });
+}
+
+struct HostTap<F> {
+    inner: Box<dyn Handler>,
+    look: F,
+    kinds: FabricKinds,
+    fabric: Option<Arc<FabricIndex>>,
+}
+
+impl<F: FnMut(&mut World, SimTime, u32, &Packet) -> bool + Send + 'static> Handler for HostTap<F> {
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
+        if ev.kind == self.kinds.to_host {
+            let fabric = self.fabric.get_or_insert_with(|| world.resource::<Fabric>().0.clone());
+            let head = q.channel_values(self.kinds.packet, ev.target).next().copied();
+            if let Some(pkt) = head
+                && !(self.look)(world, q.now(), fabric.dir_to[ev.target as usize].0, &pkt)
+            {
+                q.receive(self.kinds.packet, ev.target);
+                return;
+            }
+        }
+        self.inner.handle(world, q, ev);
+    }
+
+    fn pause(&mut self, world: &mut World) {
+        self.inner.pause(world);
+    }
 }

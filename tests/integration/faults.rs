@@ -79,18 +79,19 @@ fn one_percent_loss_on_a_link_is_counted_and_survived_by_every_connection() {
     // crossed, within 5 sigma of a binomial draw.
     let crossed = {
         let fabric = a.app.world.resource::<models::fabric::Fabric>().0.clone();
-        let mut dirs = a.app.world.query::<&models::fabric::link::LinkDirection>();
-        let h0 = dirs
-            .get(&a.app.world, fabric.dirs[fabric.host_egress(0) as usize])
-            .unwrap()
-            .data_packets;
+        let ports = a.app.world.resource::<engine::store::Store<models::nic::HostPort>>();
+        let h0 = ports.get(0).unwrap().wire.data_packets;
         let (leaf0, port) = (
             fabric.topology.find("leaf0").unwrap(),
             fabric.topology.port(0, 0).peer_port,
         );
-        let mut sw = a.app.world.query::<&models::fabric::switch::Switch>();
-        let to_h0 = sw
-            .iter(&a.app.world)
+        let switches = a
+            .app
+            .world
+            .resource::<engine::store::Store<models::fabric::switch::Switch>>();
+        let to_h0 = switches
+            .rows()
+            .iter()
             .find(|s| s.node == leaf0)
             .unwrap()
             .wire(port)

@@ -27,15 +27,8 @@ fn tracer_sees_every_point_the_nic_passes() {
     assert_eq!(tracer.count(TracePoint::WqePosted) as u64, app_state.tx_client);
     assert_eq!(tracer.count(TracePoint::WqeCompleted) as u64, app_state.rx_client);
     // Every data packet on a host's egress wire passed `PacketSent` (62 per 250,000-byte WQE).
-    let fabric = app.world.resource::<models::fabric::Fabric>().0.clone();
-    let mut dirs = app.world.query::<&models::fabric::link::LinkDirection>();
-    let on_wire: u64 = (0..fabric.num_hosts() as u32)
-        .map(|h| {
-            dirs.get(&app.world, fabric.dirs[fabric.host_egress(h) as usize])
-                .unwrap()
-                .data_packets
-        })
-        .sum();
+    let ports = app.world.resource::<engine::store::Store<models::nic::HostPort>>();
+    let on_wire: u64 = ports.rows().iter().map(|p| p.wire.data_packets).sum();
     let events = tracer.events();
     let sent_data = events
         .iter()

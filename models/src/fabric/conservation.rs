@@ -5,7 +5,7 @@
 //! (`check_conservation`, in the `Finish` phase); a run whose balance fails, or that dropped a
 //! lossless class for any reason but exceeded headroom, is a bug the summary reports (exit 1).
 
-use super::link::{LinkDirection, Tally};
+use super::link::Tally;
 use super::switch::Switch;
 use super::{Fabric, FabricConfig};
 use crate::packet::{Packet, PacketKind};
@@ -119,12 +119,10 @@ pub fn measure(world: &World) -> Conservation {
         lossless: lossless[c],
         ..Default::default()
     });
-    if let Some(mut dirs) = world.try_query::<&LinkDirection>() {
-        for h in 0..fabric.num_hosts() as u32 {
-            if let Ok(d) = dirs.get(world, fabric.dirs[fabric.host_egress(h) as usize]) {
-                for (b, t) in bal.iter_mut().zip(d.data_by_class) {
-                    b.sent += t;
-                }
+    if let Some(ports) = world.get_resource::<engine::store::Store<crate::nic::HostPort>>() {
+        for p in ports.rows() {
+            for (b, t) in bal.iter_mut().zip(p.wire.data_by_class) {
+                b.sent += t;
             }
         }
     }
@@ -140,8 +138,8 @@ pub fn measure(world: &World) -> Conservation {
         }
     };
     let (mut pause, mut resume) = (0, 0);
-    if let Some(mut switches) = world.try_query::<&Switch>() {
-        for sw in switches.iter(world) {
+    if let Some(switches) = world.get_resource::<engine::store::Store<Switch>>() {
+        for sw in switches.rows() {
             for (c, b) in bal.iter_mut().enumerate() {
                 b.dropped_lossy_limit += sw.counters.data_drops[DropCause::LossyLimit as usize][c];
                 b.dropped_headroom += sw.counters.data_drops[DropCause::Headroom as usize][c];

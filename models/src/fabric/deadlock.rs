@@ -59,7 +59,7 @@ pub fn check_pfc_deadlock(
     fabric: Res<Fabric>,
     queue: Res<EventQueue>,
     cfg: Option<Res<WatchdogConfig>>,
-    switches: Query<&Switch>,
+    switches: Res<engine::store::Store<Switch>>,
     mut watch: ResMut<DeadlockWatch>,
     mut report: ResMut<WatchdogReport>,
 ) {
@@ -74,8 +74,7 @@ pub fn check_pfc_deadlock(
     let f = &*fabric.0;
     let num_hosts = f.topology.num_hosts as u32;
     let mut held = BTreeMap::new();
-    for &e in &f.nodes[num_hosts as usize..] {
-        let Ok(sw) = switches.get(e) else { continue };
+    for sw in switches.rows() {
         for port in 0..sw.ports() as u16 {
             for class in 0..8u8 {
                 if !sw.egress_paused(port, class) {

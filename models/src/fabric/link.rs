@@ -4,11 +4,10 @@
 //! pending arrival event), so the far end takes its packet without touching this entity.
 
 use crate::packet::Packet;
-use bevy_ecs::prelude::*;
 use engine::prelude::*;
 
-/// One direction of a full-duplex link, an entity of its own.
-#[derive(Component, Debug)]
+/// One direction of a full-duplex link: in its host's `HostPort` or its switch's `Switch`.
+#[derive(Debug)]
 pub struct LinkDirection {
     /// Dense id: link `l`'s direction a->b is `2l`, b->a is `2l + 1`.
     pub id: u32,

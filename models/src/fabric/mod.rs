@@ -1,20 +1,17 @@
 //! The fabric as ECS entities: hosts, switches, link directions and PCIe links built from the
 //! topology, and the handlers that move packets between them.
 //!
-//! One event kind carries packets: `fabric.arrive`, targeted at a link direction, fires when a
-//! packet's last bit reaches the far end (plus the receiving switch's forwarding latency). The
-//! handler hands the packet to the switch model or, at a host, to the NIC plugin's
-//! `PortReceiver`. Switch egress ports schedule `fabric.switch_tx` when their serializer frees
-//! and more is queued; `fabric.send_pfc` makes a switch send a PFC frame (tests, fault
-//! injection). Each link direction is one event source.
+//! A packet's arrival, targeted at a link direction, fires when its last bit reaches the far end
+//! (plus the receiving switch's forwarding latency): `fabric.arrive` on a link into a switch,
+//! which the fabric's handler hands to the switch model, and `fabric.to_host` on a link into a
+//! host, which goes to the NIC's own handler (`models::nic`). Switch egress ports schedule
+//! `fabric.switch_tx` when their serializer frees and more is queued; `fabric.send_pfc` makes a
+//! switch send a PFC frame (tests, fault injection). Each link direction is one event source.
 //!
-//! One handler serves the three kinds, and holds the `Switch` components while events run: it
-//! takes them out of the world at its first event after a pause and puts them back when the loop
-//! stops (every beacon tick and the end of the run, `Handler::pause`). A hop then reaches its
-//! switch by index instead of by a `World::get_mut`, whose lookup of the component's id from its
-//! type and of the entity's storage cost about 65 instructions a hop (6% of a run). Between
-//! segments, where beacons, the `Finish` phase and tests look, the switches are in the world;
-//! while events run, other handlers must not look for them (they ask the fabric by event).
+//! The switches are rows of a `Store<Switch>`, which the fabric's handler holds while events run
+//! (`engine::store`): a hop reaches its switch by index, not by a lookup in the world. Each
+//! host's port (its PCIe link and the direction it sends on) is a row of a `Store<HostPort>`,
+//! which the NIC's handler holds.
 
 pub mod conservation;
 pub mod deadlock;
@@ -23,6 +20,7 @@ pub mod link;
 pub mod switch;
 pub mod switch_config;
 
+use crate::nic::HostPort;
 use crate::packet::Packet;
 use crate::pcie::PcieLink;
 use crate::sets::BuildSet;
@@ -31,6 +29,7 @@ use crate::topology::{NodeKind, Topology, TopologyConfig};
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
+use engine::store::{Held, Store};
 use link::LinkDirection;
 use std::sync::Arc;
 pub use switch_config::SwitchConfig;
@@ -43,43 +42,25 @@ pub struct FabricConfig {
     pub seed: u64,
 }
 
-/// A host node, an entity.
+/// A node of the topology, an entity: a host's holds its row of `Store<HostPort>` (and of its
+/// NIC's store), a switch's its row of `Store<Switch>`, at the same index as `Node::index`.
 #[derive(Component, Debug)]
-pub struct Host {
-    pub node: u32,
+pub struct Node {
+    /// The node id (hosts first).
+    pub id: u32,
     pub name: String,
+    /// The row of its store: the host id, or the switch's `id - num_hosts`.
+    pub index: u32,
 }
-
-/// Receives the packets that arrive at a host's port: the NIC plugin provides one.
-///
-/// The fabric's handler owns it while events run. A NIC may route its own event kinds to that
-/// handler (`App::share_handler(kinds, FabricKinds::arrive)`), which passes them to `handle`:
-/// then one owner serves everything that touches a NIC, and it may hold the NICs' components
-/// out of the world while events run, reaching a NIC by index instead of by a query (`pause`
-/// is where it puts them back). A receiver that wraps another (a test's tap) passes all three on.
-pub trait PortReceiver: Send + Sync + 'static {
-    fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet);
-
-    /// An event of a kind the NIC routed to the fabric's handler.
-    fn handle(&mut self, _world: &mut World, _q: &mut EventQueue, ev: &SimEvent) {
-        panic!(
-            "event kind {} was routed to a port receiver that handles none",
-            ev.kind.0
-        )
-    }
-
-    /// The loop stopped (`Handler::pause`): put back into the world whatever was taken out.
-    fn pause(&mut self, _world: &mut World) {}
-}
-
-/// Where the NIC plugin leaves its receiver for the fabric to take at the start of the run.
-#[derive(Resource, Default)]
-pub struct HostReceiver(pub Option<Box<dyn PortReceiver>>);
 
 /// The fabric's event kinds; a resource from the fabric plugin's `build` on.
 #[derive(Resource, Clone, Copy, Debug)]
 pub struct FabricKinds {
+    /// A packet reached a switch.
     pub arrive: EventKind,
+    /// A packet reached a host: the NIC's handler serves it (`models::nic`), target the link
+    /// direction id.
+    pub to_host: EventKind,
     pub switch_tx: EventKind,
     /// Targeted at a switch's node id, with `switch::send_pfc_data` as data.
     pub send_pfc: EventKind,
@@ -95,16 +76,13 @@ pub struct FabricIndex {
     pub kinds: FabricKinds,
     /// Entity of each node id.
     pub nodes: Vec<Entity>,
-    /// Entity holding each link direction id: a host's egress direction is a `LinkDirection`
-    /// component on the host's port entity (with its `PcieLink`, and the NIC's component); a
-    /// switch's egress directions are in its `Switch` (`Switch::wire`).
+    /// Entity of the node each link direction id leaves: a host's direction is in its row of
+    /// `Store<HostPort>`, a switch's in its `Switch` (`Switch::wire`).
     pub dirs: Vec<Entity>,
     /// The node and port each link direction id arrives at.
     pub dir_to: Vec<(u32, u16)>,
     /// `egress[node][port]`: the link direction leaving that port.
     pub egress: Vec<Vec<u32>>,
-    /// Port entity of each host: its `PcieLink` and its egress `LinkDirection`.
-    pub pcie: Vec<Entity>,
     /// ECMP salt of each node (0 for hosts).
     pub salts: Vec<u64>,
 }
@@ -136,12 +114,12 @@ impl Plugin for FabricPlugin {
         crate::sets::configure(app);
         let kinds = FabricKinds {
             arrive: app.add_event_kind("fabric.arrive"),
+            to_host: app.add_event_kind("fabric.to_host"),
             switch_tx: app.add_event_kind("fabric.switch_tx"),
             send_pfc: app.add_event_kind("fabric.send_pfc"),
             packet: app.queue().add_channel_type::<Packet>(),
         };
         app.insert_resource(kinds);
-        app.insert_resource(HostReceiver::default());
         app.add_systems(Build, build_fabric.in_set(BuildSet::Fabric));
         // Without faults, the handler is built without their checks (see `FabricHandler`).
         let handled = [kinds.arrive, kinds.switch_tx, kinds.send_pfc];
@@ -177,9 +155,9 @@ pub fn build_fabric(world: &mut World) {
     for (l, link) in topology.links.iter().enumerate() {
         for (d, (from, to)) in [(link.a, link.b), (link.b, link.a)].into_iter().enumerate() {
             let id = (2 * l + d) as u32;
-            let fwd = match topology.nodes[to.0 as usize].kind {
-                NodeKind::Switch => cfg.switch.ForwardingLatency.0,
-                NodeKind::Host => SimTime::ZERO,
+            let (fwd, arrive) = match topology.nodes[to.0 as usize].kind {
+                NodeKind::Switch => (cfg.switch.ForwardingLatency.0, kinds.arrive),
+                NodeKind::Host => (SimTime::ZERO, kinds.to_host),
             };
             let dir = LinkDirection::new(
                 &mut world.resource_mut::<EventQueue>(),
@@ -188,7 +166,7 @@ pub fn build_fabric(world: &mut World) {
                 to,
                 link.rate,
                 link.delay.0 + fwd,
-                kinds.arrive,
+                arrive,
                 kinds.packet,
             );
             egress[from.0 as usize][from.1 as usize] = id;
@@ -199,35 +177,33 @@ pub fn build_fabric(world: &mut World) {
     }
     let mut dir_entity: Vec<Option<Entity>> = vec![None; wires.len()];
     let mut nodes = Vec::with_capacity(topology.nodes.len());
-    let mut pcie = Vec::new();
     let mut salts = Vec::new();
+    let (mut ports, mut switches) = (Store::<HostPort>::default(), Store::<switch::Switch>::default());
     for (id, node) in topology.nodes.iter().enumerate() {
         let id = id as u32;
+        let index = match node.kind {
+            NodeKind::Host => id,
+            NodeKind::Switch => id - topology.num_hosts as u32,
+        };
+        let e = world
+            .spawn(Node {
+                id,
+                name: node.name.clone(),
+                index,
+            })
+            .id();
+        nodes.push(e);
         match node.kind {
             NodeKind::Host => {
-                nodes.push(
-                    world
-                        .spawn(Host {
-                            node: id,
-                            name: node.name.clone(),
-                        })
-                        .id(),
-                );
-                // The host's port: its PCIe link and the direction it sends on, one entity (the
-                // NIC plugin adds its component here too, so a NIC event is one lookup).
+                // The host's port: its PCIe link and the direction it sends on.
                 let d = egress[id as usize][0];
                 let wire = wires[d as usize].take().expect("a host has one link");
-                let port = world
-                    .spawn((
-                        PcieLink {
-                            host: id,
-                            ..Default::default()
-                        },
-                        wire,
-                    ))
-                    .id();
-                dir_entity[d as usize] = Some(port);
-                pcie.push(port);
+                let pcie = PcieLink {
+                    host: id,
+                    ..Default::default()
+                };
+                ports.push(e, HostPort { pcie, wire });
+                dir_entity[d as usize] = Some(e);
                 salts.push(0);
             }
             NodeKind::Switch => {
@@ -238,11 +214,10 @@ pub fn build_fabric(world: &mut World) {
                     .map(|&d| wires[d as usize].take().expect("one egress direction per port"))
                     .collect();
                 let sw = switch::Switch::new(id, node.name.clone(), own.len(), &cfg.switch, cfg.seed).with_wires(own);
-                let e = world.spawn(sw).id();
+                switches.push(e, sw);
                 for &d in &egress[id as usize] {
                     dir_entity[d as usize] = Some(e);
                 }
-                nodes.push(e);
                 salts.push(salt);
             }
         }
@@ -251,8 +226,12 @@ pub fn build_fabric(world: &mut World) {
         .into_iter()
         .map(|e| e.expect("every direction leaves a host or a switch"))
         .collect();
+    world.insert_resource(ports);
+    world.insert_resource(switches);
     let fault_cfg = world.get_resource::<faults::FaultConfig>().cloned().unwrap_or_default();
-    if let Some(f) = faults::FaultState::new(&fault_cfg, &topology, &delays, cfg.seed) {
+    let host_faults = faults::FaultState::new(&fault_cfg, &topology, &delays, cfg.seed, faults::FaultPart::Hosts);
+    world.insert_resource(faults::HostFaults(host_faults));
+    if let Some(f) = faults::FaultState::new(&fault_cfg, &topology, &delays, cfg.seed, faults::FaultPart::Switches) {
         let changes = f.route_changes();
         if !changes.is_empty() {
             let mut q = world.resource_mut::<EventQueue>();
@@ -271,15 +250,13 @@ pub fn build_fabric(world: &mut World) {
         dirs,
         dir_to,
         egress,
-        pcie,
         salts,
     })));
 }
 
-/// The fabric's events: `fabric.arrive`, `fabric.switch_tx` and `fabric.send_pfc`, and those a
-/// NIC routed here for its port receiver. `FAULTS`: the scenario injects faults; without, the
-/// hot path carries no fault check at all, not even a test per packet arrival (the handler is
-/// chosen once, when the plugin is built).
+/// The fabric's events: `fabric.arrive`, `fabric.switch_tx` and `fabric.send_pfc`. `FAULTS`: the
+/// scenario injects faults; without, the hot path carries no fault check at all, not even a test
+/// per packet arrival (the handler is chosen once, when the plugin is built).
 #[derive(Default)]
 struct FabricHandler<const FAULTS: bool> {
     state: Option<FabricState>,
@@ -287,43 +264,20 @@ struct FabricHandler<const FAULTS: bool> {
 
 struct FabricState {
     fabric: Arc<FabricIndex>,
-    receiver: Box<dyn PortReceiver>,
-    /// Switch `num_hosts + i` is `switches[i]` while `held`; else its entity has it.
-    switches: Vec<switch::Switch>,
-    held: bool,
-    /// Data packets handed to hosts, per class (published as `conservation::Delivered`).
-    delivered: [link::Tally; 8],
-    /// The injected faults; `None` without (the hot path's one extra branch).
+    /// Switch `num_hosts + i` is row `i`.
+    switches: Held<switch::Switch>,
+    /// The injected faults on links into switches; `None` without.
     faults: Option<Box<faults::FaultState>>,
 }
 
 impl FabricState {
+    #[cold]
     fn new(world: &mut World) -> Self {
-        let fabric = world.resource::<Fabric>().0.clone();
-        let receiver = world
-            .resource_mut::<HostReceiver>()
-            .0
-            .take()
-            .expect("no NIC plugin left a HostReceiver: add a NIC plugin");
         FabricState {
-            fabric,
-            receiver,
-            switches: Vec::new(),
-            held: false,
-            delivered: Default::default(),
+            fabric: world.resource::<Fabric>().0.clone(),
+            switches: Held::new("the fabric's handler"),
             faults: world.remove_resource::<faults::FaultState>().map(Box::new),
         }
-    }
-
-    /// Takes every switch out of the world (the first event after a pause).
-    #[cold]
-    fn take_switches(&mut self, world: &mut World) {
-        let num_hosts = self.fabric.topology.num_hosts;
-        for &e in &self.fabric.nodes[num_hosts..] {
-            let sw = world.entity_mut(e).take::<switch::Switch>();
-            self.switches.push(sw.expect("a switch node's entity has its Switch"));
-        }
-        self.held = true;
     }
 }
 
@@ -331,11 +285,10 @@ impl<const FAULTS: bool> Handler for FabricHandler<FAULTS> {
     #[inline]
     fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
         let st = self.state.get_or_insert_with(|| FabricState::new(world));
-        if !st.held {
-            st.take_switches(world);
-        }
+        st.switches.ensure(world);
         let fabric = &*st.fabric;
         let num_hosts = fabric.topology.num_hosts;
+        let switches = st.switches.held_rows();
         if ev.kind == fabric.kinds.arrive {
             if FAULTS
                 && let Some(f) = st.faults.as_deref_mut()
@@ -346,21 +299,16 @@ impl<const FAULTS: bool> Handler for FabricHandler<FAULTS> {
             // The packet waits in the direction's channel: no lookup of the direction's entity.
             let pkt = q.receive(fabric.kinds.packet, ev.target);
             let (to_node, to_port) = fabric.dir_to[ev.target as usize];
-            match st.switches.get_mut((to_node as usize).wrapping_sub(num_hosts)) {
-                Some(sw) => switch::receive(fabric, sw, q, to_port, pkt),
-                None => {
-                    if pkt.kind == crate::packet::PacketKind::Data {
-                        st.delivered[(pkt.class & 7) as usize].add(pkt.bytes as u64);
-                    }
-                    st.receiver.receive(world, q, to_node, pkt)
-                }
-            }
+            let Some(sw) = switches.get_mut((to_node as usize).wrapping_sub(num_hosts)) else {
+                panic!("fabric.arrive at node {to_node}, which is not a switch");
+            };
+            switch::receive(fabric, sw, q, to_port, pkt);
             return;
         }
         // A switch's own event: `switch_tx` (data packs the node) or `send_pfc` (targets it).
         let node = if ev.kind == fabric.kinds.switch_tx {
             (ev.data >> 16) as usize
-        } else if ev.kind == fabric.kinds.send_pfc {
+        } else {
             if FAULTS && ev.target == REROUTE {
                 let f = st.faults.as_deref().expect("reroute events come with faults");
                 let rerouted = Arc::new(faults::reroute(fabric, f, q.now()));
@@ -369,11 +317,8 @@ impl<const FAULTS: bool> Handler for FabricHandler<FAULTS> {
                 return;
             }
             ev.target as usize
-        } else {
-            st.receiver.handle(world, q, ev);
-            return;
         };
-        let Some(sw) = st.switches.get_mut(node.wrapping_sub(num_hosts)) else {
+        let Some(sw) = switches.get_mut(node.wrapping_sub(num_hosts)) else {
             panic!("{:?} event for node {node}, which is not a switch", ev.kind);
         };
         if ev.kind == fabric.kinds.switch_tx {
@@ -387,18 +332,9 @@ impl<const FAULTS: bool> Handler for FabricHandler<FAULTS> {
         let Some(st) = self.state.as_mut() else {
             return;
         };
-        world.insert_resource(conservation::Delivered(st.delivered));
         if let Some(f) = &st.faults {
-            f.publish(world);
+            f.publish(world, faults::FaultPart::Switches);
         }
-        st.receiver.pause(world);
-        if !st.held {
-            return;
-        }
-        let num_hosts = st.fabric.topology.num_hosts;
-        for (sw, &e) in st.switches.drain(..).zip(&st.fabric.nodes[num_hosts..]) {
-            world.entity_mut(e).insert(sw);
-        }
-        st.held = false;
+        st.switches.put_back(world);
     }
 }

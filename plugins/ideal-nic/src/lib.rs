@@ -9,17 +9,20 @@
 //! wire at a time, queue pairs served round-robin per packet, obedience to the switch's PFC,
 //! connection setup in three messages, and one ACK per WQE.
 //!
-//! Add it after the contract and the fabric, and before the application:
+//! Add it after the contract and the fabric (whose `Build` system needs a `FabricConfig` before
+//! a run), and before the application:
 //!
 //! ```
 //! use engine::prelude::*;
 //! use ideal_nic::{IdealNicConfig, IdealNicPlugin};
+//! use models::fabric::FabricPlugin;
 //! use models::nic::{NicContractPlugin, NicPools};
 //!
 //! let config: IdealNicConfig = ron::from_str(r#"(Mss: "1KiB")"#).unwrap();
 //! config.validate().unwrap();
 //! let mut app = App::new();
 //! app.add_plugins(NicContractPlugin);
+//! app.add_plugins(FabricPlugin);
 //! app.add_plugins(IdealNicPlugin { config });
 //! // Unbounded buffers: every class may carry data.
 //! assert_eq!(app.world.resource::<NicPools>().egress, [true; 8]);
@@ -31,13 +34,13 @@ mod model;
 pub mod state;
 
 pub use config::{IdealNicConfig, IdealNicConfigError};
-pub use logic::{IdealNicIndex, IdealNicKinds, IdealReceiver, spawn_nics};
+pub use logic::{IdealNicIndex, IdealNicKinds, spawn_nics};
 pub use state::{IdealNic, NicCounters};
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
-use logic::{NicHandler, Op};
+use logic::NicHandler;
 use models::nic::{NicContract, NicPools};
 use models::sets::BuildSet;
 
@@ -71,10 +74,14 @@ impl Plugin for IdealNicPlugin {
         app.insert_resource(IdealNicIndex::default());
         let tx = app.add_event_kind("ideal_nic.tx");
         app.insert_resource(IdealNicKinds { tx });
-        app.set_handler(contract.listen, NicHandler::new(Op::Listen));
-        app.set_handler(contract.connect, NicHandler::new(Op::Connect));
-        app.set_handler(contract.post_wqe, NicHandler::new(Op::PostWqe));
-        app.set_handler(tx, NicHandler::new(Op::Tx));
+        let fabric = *app
+            .world
+            .get_resource::<models::fabric::FabricKinds>()
+            .expect("IdealNicPlugin needs a fabric plugin added before it");
+        app.set_handler_for(
+            &[fabric.to_host, contract.listen, contract.connect, contract.post_wqe, tx],
+            NicHandler::default(),
+        );
         app.add_systems(Build, spawn_nics.in_set(BuildSet::Nics).in_set(IdealNicSystems));
         app.add_systems(
             Finish,

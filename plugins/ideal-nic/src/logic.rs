@@ -1,7 +1,8 @@
 //! What the NIC does when an event reaches it: the contract's requests from the application
-//! (`listen`, `connect`, `post_wqe`), its own transmit wake-ups, and the packets the fabric hands
-//! to the host's port. Every handler holds one `NicLogic`, built on its first event, with the
-//! query states and ids it needs; the state itself lives in the `IdealNic` components.
+//! (`listen`, `connect`, `post_wqe`), its own transmit wake-ups, and the packets reaching the
+//! host (`FabricKinds::to_host`). One handler serves them all: it holds the NICs
+//! (`Store<IdealNic>`) and the hosts' ports (`Store<HostPort>`) while events run
+//! (`engine::store`), and reaches WQE entities with a cached query.
 //!
 //! The port sends one frame at a time: when its serializer frees and it has more to send, it
 //! schedules a wake-up (`ideal_nic.tx`) at that instant, so a NIC with work costs one event per
@@ -11,9 +12,9 @@ use crate::config::IdealNicConfig;
 use crate::state::{IdealNic, Qp, Waiting};
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
-use models::fabric::link::LinkDirection;
-use models::fabric::{Fabric, HostReceiver, PortReceiver};
-use models::nic::{Connections, NicContract, QpRole, QueuePair, Wqe, WqeTimes};
+use engine::store::{Held, Store};
+use models::fabric::{Fabric, FabricKinds};
+use models::nic::{Connections, HostIngress, HostPort, NicContract, QpRole, QueuePair, Wqe, WqeTimes};
 use models::packet::{Packet, PacketKind, ecn};
 use models::topology::flow_hash;
 use models::wire::{CM_MESSAGE_BYTES, Opcode, ROCE_ACK_BYTES, Udp};
@@ -25,38 +26,33 @@ pub struct IdealNicKinds {
     pub tx: EventKind,
 }
 
-/// The NIC entity of each host, and the Initiator's QPN of each connection (so `post_wqe`, which
-/// names a connection, finds its queue pair without a map).
+/// The Initiator's QPN of each connection (so `post_wqe`, which names a connection, finds its
+/// queue pair without a map). Host `h`'s NIC is row `h` of `Store<IdealNic>`.
 #[derive(Resource, Debug, Default)]
 pub struct IdealNicIndex {
-    pub nics: Vec<Entity>,
     /// `initiator_qpn[connection]`, `u32::MAX` before `connect`.
     pub initiator_qpn: Vec<u32>,
 }
 
 /// `Build`, in `BuildSet::Nics`: a NIC per host, in host order (so its event source ids are
-/// stable), and the receiver the fabric hands arriving packets to.
+/// stable), each tied to its host's node entity.
 pub fn spawn_nics(world: &mut World) {
     let fabric = world.resource::<Fabric>().0.clone();
-    let mut nics = Vec::with_capacity(fabric.num_hosts());
+    let mut nics = Store::default();
     let window = models::nic::recording_window(world);
     for host in 0..fabric.num_hosts() as u32 {
         let source = world.resource_mut::<EventQueue>().add_source();
-        let egress = fabric.dirs[fabric.host_egress(host) as usize];
-        let mut nic = IdealNic::new(host, source, egress);
+        let mut nic = IdealNic::new(host, source);
         nic.window = window;
-        nics.push(world.spawn(nic).id());
+        nics.push(fabric.nodes[host as usize], nic);
     }
-    world.insert_resource(IdealNicIndex {
-        nics,
-        initiator_qpn: Vec::new(),
-    });
-    world.insert_resource(HostReceiver(Some(Box::new(IdealReceiver::default()))));
+    world.insert_resource(nics);
+    world.insert_resource(IdealNicIndex::default());
 }
 
 /// What each Responder end accepted in the recording window, for the summary's goodput.
-pub fn publish_delivered(nics: Query<&IdealNic>, mut delivered: ResMut<models::nic::DeliveredInWindow>) {
-    for nic in &nics {
+pub fn publish_delivered(nics: Res<Store<IdealNic>>, mut delivered: ResMut<models::nic::DeliveredInWindow>) {
+    for nic in nics.rows() {
         for qp in nic.qps.iter().filter(|qp| qp.role == QpRole::Responder) {
             delivered.add(qp.connection, qp.window_bytes);
         }
@@ -68,10 +64,17 @@ pub(crate) struct NicLogic {
     cfg: IdealNicConfig,
     contract: NicContract,
     tx: EventKind,
-    nics: Vec<Entity>,
-    nic_q: QueryState<&'static mut IdealNic>,
-    dir_q: QueryState<&'static mut LinkDirection>,
+    to_host: EventKind,
+    nics: Held<IdealNic>,
+    ports: Held<HostPort>,
+    ingress: HostIngress,
     wqe_q: QueryState<&'static mut Wqe>,
+}
+
+/// Host `host`'s NIC, once held.
+#[inline]
+fn nic_of(nics: &mut Held<IdealNic>, host: u32) -> &mut IdealNic {
+    &mut nics.held_rows()[host as usize]
 }
 
 impl NicLogic {
@@ -80,22 +83,17 @@ impl NicLogic {
             cfg: world.resource::<IdealNicConfig>().clone(),
             contract: *world.resource::<NicContract>(),
             tx: world.resource::<IdealNicKinds>().tx,
-            nics: world.resource::<IdealNicIndex>().nics.clone(),
-            nic_q: world.query(),
-            dir_q: world.query(),
+            to_host: world.resource::<FabricKinds>().to_host,
+            nics: Held::new("the ideal NIC's handler"),
+            ports: Held::new("the ideal NIC's handler"),
+            ingress: HostIngress::new(world),
             wqe_q: world.query(),
         }
     }
 
-    fn nic<'w>(&mut self, world: &'w mut World, host: u32) -> Mut<'w, IdealNic> {
-        self.nic_q
-            .get_mut(world, self.nics[host as usize])
-            .expect("every host has an IdealNic")
-    }
-
     /// `listen`: the host accepts connection requests from now on.
-    fn listen(&mut self, world: &mut World, host: u32) {
-        self.nic(world, host).listening = true;
+    fn listen(&mut self, host: u32) {
+        nic_of(&mut self.nics, host).listening = true;
     }
 
     /// `connect`: reserve the Initiator's QPN and send the connection request. The Initiator's
@@ -105,7 +103,7 @@ impl NicLogic {
         let spec = spec.unwrap_or_else(|| panic!("connect names connection {connection}, which is not in Connections"));
         debug_assert_eq!(spec.initiator, host, "connect targets the Initiator's host");
         let flow = flow_hash(host, spec.responder, spec.udp_src_port, Udp::ROCEV2_PORT);
-        let mut nic = self.nic(world, host);
+        let nic = nic_of(&mut self.nics, host);
         let qpn = nic.qps.len() as u32;
         nic.qps
             .push(Qp::new(connection, QpRole::Initiator, spec.responder, spec.class, flow));
@@ -128,7 +126,7 @@ impl NicLogic {
             index.initiator_qpn.resize(slot + 1, u32::MAX);
         }
         index.initiator_qpn[slot] = qpn;
-        self.pump(world, q, host);
+        self.pump(q, host);
     }
 
     /// `post_wqe`: no PCIe, so the WQE is at the NIC at once; it starts now if its connection
@@ -156,7 +154,7 @@ impl NicLogic {
             ..Default::default()
         };
         let cfg = self.cfg.clone();
-        let mut nic = self.nic(world, host);
+        let nic = nic_of(&mut self.nics, host);
         let qp = &mut nic.qps[qpn as usize];
         qp.waiting.push_back(Waiting {
             wqe: entity,
@@ -166,41 +164,41 @@ impl NicLogic {
         if qp.start_next(now, &cfg) {
             nic.schedule_qp(qpn);
         }
-        self.pump(world, q, host);
+        self.pump(q, host);
     }
 
     /// A packet reached `host`'s port.
     fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
         match pkt.kind {
-            PacketKind::Data => self.on_data(world, q, host, pkt),
+            PacketKind::Data => self.on_data(q, host, pkt),
             PacketKind::Ack => self.on_ack(world, q, host, pkt),
             PacketKind::ConnectRequest => self.on_request(world, q, host, pkt),
             PacketKind::ConnectResponse => self.on_response(world, q, host, pkt),
             PacketKind::ConnectAck => {
-                let mut nic = self.nic(world, host);
+                let nic = nic_of(&mut self.nics, host);
                 nic.counters.cm_received += 1;
             }
             PacketKind::Pfc => {
-                let mut nic = self.nic(world, host);
+                let nic = nic_of(&mut self.nics, host);
                 let pause = pkt.aux == 1;
                 nic.paused[pkt.class as usize & 7] = pause;
                 if pause {
                     nic.counters.pfc_pause_received += 1;
                 } else {
                     nic.counters.pfc_resume_received += 1;
-                    self.pump(world, q, host);
+                    self.pump(q, host);
                 }
             }
-            PacketKind::Nak | PacketKind::Probe => self.nic(world, host).counters.stray_packets += 1,
+            PacketKind::Nak | PacketKind::Probe => nic_of(&mut self.nics, host).counters.stray_packets += 1,
         }
     }
 
     /// Data at the Responder: count it; on the last packet of a WQE (AckReq), acknowledge it.
     /// The ACK's `sent_at` is the instant the NIC generated it, which is the arrival of that last
     /// packet: the Initiator's NIC reads it as the WQE's `last_rx`.
-    fn on_data(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
+    fn on_data(&mut self, q: &mut EventQueue, host: u32, pkt: Packet) {
         let now = q.now();
-        let mut nic = self.nic(world, host);
+        let nic = nic_of(&mut self.nics, host);
         let in_window = models::nic::in_recording_window(nic.window, now);
         let Some(qp) = nic
             .qps
@@ -237,7 +235,7 @@ impl NicLogic {
             ecn: ecn::ECT0,
             ack_req: false,
         });
-        self.pump(world, q, host);
+        self.pump(q, host);
     }
 
     /// An ACK at the Initiator: the WQE on the wire is complete. Its stamps go into its `Wqe`,
@@ -245,7 +243,7 @@ impl NicLogic {
     fn on_ack(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
         let now = q.now();
         let cfg = self.cfg.clone();
-        let mut nic = self.nic(world, host);
+        let nic = nic_of(&mut self.nics, host);
         nic.counters.acks_received += 1;
         let source = nic.source;
         let Some(qp) = nic
@@ -278,7 +276,7 @@ impl NicLogic {
             w.completed = true;
         }
         q.schedule(now, source, self.contract.wqe_completed, host, done.wqe.to_bits());
-        self.pump(world, q, host);
+        self.pump(q, host);
     }
 
     /// A connection request at the Responder: if the host listens, create the Responder's end
@@ -287,7 +285,7 @@ impl NicLogic {
         let now = q.now();
         let connection = pkt.psn;
         let spec = world.resource::<Connections>().list.get(connection as usize).cloned();
-        let mut nic = self.nic(world, host);
+        let nic = nic_of(&mut self.nics, host);
         nic.counters.cm_received += 1;
         let Some(spec) = spec.filter(|_| nic.listening) else {
             nic.counters.rejected_requests += 1;
@@ -317,7 +315,7 @@ impl NicLogic {
             qpn,
             created_at: now,
         });
-        self.pump(world, q, host);
+        self.pump(q, host);
     }
 
     /// The response at the Initiator: create its end, acknowledge, report `established`, and
@@ -325,7 +323,7 @@ impl NicLogic {
     fn on_response(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
         let now = q.now();
         let cfg = self.cfg.clone();
-        let mut nic = self.nic(world, host);
+        let nic = nic_of(&mut self.nics, host);
         nic.counters.cm_received += 1;
         let source = nic.source;
         let Some(qp) = nic
@@ -362,19 +360,16 @@ impl NicLogic {
             created_at: now,
         });
         q.schedule(now, source, self.contract.established, host, connection as u64);
-        self.pump(world, q, host);
+        self.pump(q, host);
     }
 
     /// Sends the next frame if the port is free, and arranges a wake-up for when it frees if
     /// more is queued. At most one wake-up per NIC is pending.
-    fn pump(&mut self, world: &mut World, q: &mut EventQueue, host: u32) {
+    fn pump(&mut self, q: &mut EventQueue, host: u32) {
         let now = q.now();
-        let (pkt, egress) = {
+        let pkt = {
             let cfg = &self.cfg;
-            let mut nic = self
-                .nic_q
-                .get_mut(world, self.nics[host as usize])
-                .expect("every host has an IdealNic");
+            let nic = nic_of(&mut self.nics, host);
             if nic.tx_scheduled {
                 return;
             }
@@ -386,14 +381,10 @@ impl NicLogic {
                 return;
             }
             let Some(pkt) = nic.next_frame(now, cfg) else { return };
-            (pkt, nic.egress)
+            pkt
         };
-        let end = self
-            .dir_q
-            .get_mut(world, egress)
-            .expect("host egress link direction")
-            .launch_from_host(q, now, pkt);
-        let mut nic = self.nic(world, host);
+        let end = self.ports.held_rows()[host as usize].wire.launch_from_host(q, now, pkt);
+        let nic = nic_of(&mut self.nics, host);
         nic.busy_until = end;
         if nic.has_tx_work() {
             nic.tx_scheduled = true;
@@ -402,9 +393,9 @@ impl NicLogic {
     }
 
     /// `ideal_nic.tx`: the wake-up fired.
-    fn on_tx(&mut self, world: &mut World, q: &mut EventQueue, host: u32) {
-        self.nic(world, host).tx_scheduled = false;
-        self.pump(world, q, host);
+    fn on_tx(&mut self, q: &mut EventQueue, host: u32) {
+        nic_of(&mut self.nics, host).tx_scheduled = false;
+        self.pump(q, host);
     }
 }
 
@@ -440,48 +431,43 @@ fn cm_packet(
     }
 }
 
-/// Which contract request or own event a handler serves.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Op {
-    Listen,
-    Connect,
-    PostWqe,
-    Tx,
-}
-
-/// The handler of one of the NIC's event kinds.
+/// The NIC's one handler: the contract's requests, its own wake-ups, and arrivals.
+#[derive(Default)]
 pub(crate) struct NicHandler {
-    op: Op,
     logic: Option<NicLogic>,
-}
-
-impl NicHandler {
-    pub(crate) fn new(op: Op) -> Self {
-        NicHandler { op, logic: None }
-    }
 }
 
 impl Handler for NicHandler {
     fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
         let logic = self.logic.get_or_insert_with(|| NicLogic::new(world));
-        match self.op {
-            Op::Listen => logic.listen(world, ev.target),
-            Op::Connect => logic.connect(world, q, ev.target, ev.data as u32),
-            Op::PostWqe => logic.post_wqe(world, q, ev.target, ev.data),
-            Op::Tx => logic.on_tx(world, q, ev.target),
+        logic.nics.ensure(world);
+        logic.ports.ensure(world);
+        let c = logic.contract;
+        if ev.kind == logic.to_host {
+            if let Some((host, pkt)) = logic.ingress.accept(q, ev) {
+                logic.receive(world, q, host, pkt);
+            }
+        } else if ev.kind == logic.tx {
+            logic.on_tx(q, ev.target);
+        } else if ev.kind == c.post_wqe {
+            logic.post_wqe(world, q, ev.target, ev.data);
+        } else if ev.kind == c.connect {
+            logic.connect(world, q, ev.target, ev.data as u32);
+        } else if ev.kind == c.listen {
+            logic.listen(ev.target);
+        } else {
+            panic!(
+                "event kind {} reached the ideal NIC, which does not handle it",
+                ev.kind.0
+            );
         }
     }
-}
 
-/// The port receiver the fabric takes from `HostReceiver`.
-#[derive(Default)]
-pub struct IdealReceiver {
-    logic: Option<NicLogic>,
-}
-
-impl PortReceiver for IdealReceiver {
-    fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
-        let logic = self.logic.get_or_insert_with(|| NicLogic::new(world));
-        logic.receive(world, q, host, pkt);
+    fn pause(&mut self, world: &mut World) {
+        if let Some(logic) = &mut self.logic {
+            logic.ingress.publish(world);
+            logic.nics.put_back(world);
+            logic.ports.put_back(world);
+        }
     }
 }

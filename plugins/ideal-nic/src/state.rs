@@ -128,14 +128,12 @@ pub struct NicCounters {
     pub wqes_completed: u64,
 }
 
-/// The NIC of one host, an entity of its own.
-#[derive(Component, Debug)]
+/// The NIC of one host: row `host` of `Store<IdealNic>`.
+#[derive(Debug)]
 pub struct IdealNic {
     pub host: u32,
     /// The source its events (transmit wake-ups, `established`, `wqe_completed`) come from.
     pub source: SourceId,
-    /// The link direction it transmits on (the host's port 0).
-    pub egress: Entity,
     /// Got `listen`: accepts connection requests.
     pub listening: bool,
     /// Queue pairs by QPN.
@@ -156,11 +154,10 @@ pub struct IdealNic {
 }
 
 impl IdealNic {
-    pub fn new(host: u32, source: SourceId, egress: Entity) -> Self {
+    pub fn new(host: u32, source: SourceId) -> Self {
         IdealNic {
             host,
             source,
-            egress,
             listening: false,
             qps: Vec::new(),
             ctrl: Default::default(),

@@ -11,9 +11,10 @@ use crate::{IdealNicConfig, IdealNicPlugin};
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
-use models::fabric::link::LinkDirection;
+use engine::store::Store;
 use models::fabric::switch::send_pfc_data;
 use models::fabric::{Fabric, FabricConfig, FabricPlugin, SwitchConfig};
+use models::nic::HostPort;
 use models::nic::*;
 use models::packet::{Packet, PacketKind};
 use models::sets::BuildSet;
@@ -208,8 +209,9 @@ fn connection_setup_takes_three_messages_across_the_fabric() {
     // Request and acknowledgment left host 0; the response left host 1.
     let nics: Vec<(u32, u64)> = app
         .world
-        .query::<&IdealNic>()
-        .iter(&app.world)
+        .resource::<Store<IdealNic>>()
+        .rows()
+        .iter()
         .map(|n| (n.host, n.counters.cm_sent))
         .collect();
     assert!(nics.contains(&(0, 2)) && nics.contains(&(1, 1)), "{nics:?}");
@@ -229,8 +231,9 @@ fn without_listen_the_request_is_refused_and_nothing_is_created() {
     assert_eq!(app.world.query::<&QueuePair>().iter(&app.world).count(), 0);
     let rejected: u64 = app
         .world
-        .query::<&IdealNic>()
-        .iter(&app.world)
+        .resource::<Store<IdealNic>>()
+        .rows()
+        .iter()
         .map(|n| n.counters.rejected_requests)
         .sum();
     assert_eq!(rejected, 1);
@@ -260,16 +263,14 @@ fn a_single_wqe_completes_when_first_principles_say() {
     assert_eq!(t.completed, completed);
     assert_eq!(app.world.resource::<Script>().completed, vec![(e, completed)]);
     // Host 0 sent the request, the acknowledgment and the 62 data packets.
-    let fabric = app.world.resource::<Fabric>().0.clone();
-    let dir = app
-        .world
-        .get::<LinkDirection>(fabric.dirs[fabric.host_egress(0) as usize])
-        .unwrap();
+    let ports = app.world.resource::<Store<HostPort>>();
+    let dir = &ports.get(0).unwrap().wire;
     assert_eq!((dir.packets, dir.bytes), (64, 2 * CM_MESSAGE_BYTES as u64 + 253_596));
     let nic = app
         .world
-        .query::<&IdealNic>()
-        .iter(&app.world)
+        .resource::<Store<IdealNic>>()
+        .rows()
+        .iter()
         .find(|n| n.host == 1)
         .unwrap()
         .counters;
@@ -356,8 +357,9 @@ fn pfc_pause_holds_data_until_resume() {
     assert_eq!(t.last_rx, unpaused_last_rx + silent);
     let nic = app
         .world
-        .query::<&IdealNic>()
-        .iter(&app.world)
+        .resource::<Store<IdealNic>>()
+        .rows()
+        .iter()
         .find(|n| n.host == 0)
         .unwrap()
         .counters;
@@ -367,7 +369,7 @@ fn pfc_pause_holds_data_until_resume() {
 #[test]
 fn next_frame_sends_control_first_obeys_pause_and_cuts_opcodes() {
     let cfg = IdealNicConfig::default();
-    let mut nic = IdealNic::new(0, SourceId(1), Entity::PLACEHOLDER);
+    let mut nic = IdealNic::new(0, SourceId(1));
     for (qpn, class) in [(0u32, 0u8), (1, 1)] {
         let mut qp = Qp::new(qpn, QpRole::Initiator, 1, class, 0);
         qp.ready = true;

@@ -6,10 +6,9 @@ use engine::prelude::*;
 
 /// Sums `f` over every NIC in the world.
 pub fn total(world: &World, f: impl Fn(&NicCounters) -> u64) -> u64 {
-    match world.try_query::<&RoceNic>() {
-        Some(mut q) => q.iter(world).map(|n| f(&n.counters)).sum(),
-        None => 0,
-    }
+    world
+        .get_resource::<engine::store::Store<RoceNic>>()
+        .map_or(0, |s| s.rows().iter().map(|n| f(&n.counters)).sum())
 }
 
 pub fn register_beacon_columns(app: &mut App) {

@@ -1,21 +1,21 @@
 //! The queue pair state the progress watchdog prints for a stalled connection
-//! (`models::nic::QpDiagnostics`): both ends' queue pairs, read from the `RoceNic` components on
-//! the hosts' ports between segments. Runs only when a connection is reported.
+//! (`models::nic::QpDiagnostics`): both ends' queue pairs, read from `Store<RoceNic>` between
+//! segments. Runs only when a connection is reported.
 
-use crate::plugin::RoceNics;
 use crate::state::{Qp, RoceNic};
 use bevy_ecs::prelude::*;
+use engine::store::Store;
 use models::nic::{ConnectionSpec, QpRole};
 use std::fmt::Write;
 
 /// "Initiator h3 QP 0: ...; Responder h15 QP 2: ...".
 pub fn describe(world: &World, spec: &ConnectionSpec) -> String {
-    let Some(nics) = world.get_resource::<RoceNics>() else {
+    let Some(nics) = world.get_resource::<Store<RoceNic>>() else {
         return "unknown (no RoCE NICs built)".into();
     };
     let mut out = String::new();
     for (role, host) in [(QpRole::Initiator, spec.initiator), (QpRole::Responder, spec.responder)] {
-        let nic = nics.nics.get(host as usize).and_then(|&e| world.get::<RoceNic>(e));
+        let nic = nics.get(host as usize);
         let found = nic.and_then(|n| {
             n.qps
                 .iter()

@@ -1,7 +1,6 @@
-//! `RoceNicPlugin`: builds a `RoceNic` on every host and leaves the fabric its `PortReceiver`,
-//! which receives the packets reaching a host and handles the NIC contract's events (`listen`,
-//! `connect`, `post_wqe`) and the NIC's own (`roce.doorbell`, `roce.tx`, `roce.rto`,
-//! `roce.resume`), routed to the fabric's handler.
+//! `RoceNicPlugin`: builds a `RoceNic` on every host, and one handler for the NIC contract's
+//! events (`listen`, `connect`, `post_wqe`, the packets reaching a host) and the NIC's own
+//! (`roce.doorbell`, `roce.tx`, `roce.rto`, `roce.resume`).
 
 use crate::config::RoceNicConfig;
 use crate::rx::Effect;
@@ -10,11 +9,12 @@ use crate::tx::{Ctx, Parts};
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
-use models::fabric::link::LinkDirection;
-use models::fabric::{Fabric, FabricKinds, HostReceiver, PortReceiver};
-use models::nic::{Connections, DeliveredInWindow, NicContract, NicLosses, NicPools, QpRole, Wqe};
+use engine::store::{Held, Store};
+use models::fabric::{Fabric, FabricKinds};
+use models::nic::{
+    Connections, DeliveredInWindow, HostIngress, HostPort, NicContract, NicLosses, NicPools, QpRole, Wqe,
+};
 use models::packet::{Packet, PacketKind};
-use models::pcie::PcieLink;
 use models::sets::BuildSet;
 use models::trace::{TraceEvent, TracePoint, Tracers};
 use std::sync::Arc;
@@ -25,10 +25,10 @@ pub struct RoceNicPlugin {
     pub config: RoceNicConfig,
 }
 
-/// The built NICs: entity of each host's NIC, and the shared settings.
+/// The shared settings of the built NICs; each host's `RoceNic` is row `host` of
+/// `Store<RoceNic>`, tied to the host's node entity.
 #[derive(Resource, Clone)]
 pub struct RoceNics {
-    pub nics: Vec<Entity>,
     pub ctx: Ctx,
 }
 
@@ -54,14 +54,13 @@ impl Plugin for RoceNicPlugin {
         app.insert_resource(PendingCtx(ctx.clone()));
         app.add_systems(Build, build_nics.in_set(BuildSet::Nics));
         app.add_systems(Finish, publish_delivered.in_set(BuildSet::Nics));
-        // Every NIC kind goes to the fabric's handler, which holds the NICs behind their port
-        // receiver (`NicAccess`): one owner for everything that touches a NIC.
         let fabric = *app
             .world
             .get_resource::<FabricKinds>()
             .expect("the RoCE NIC plugin needs the fabric plugin added before it");
-        app.share_handler(
+        app.set_handler_for(
             &[
+                fabric.to_host,
                 contract.listen,
                 contract.connect,
                 contract.post_wqe,
@@ -70,7 +69,7 @@ impl Plugin for RoceNicPlugin {
                 ctx.rto,
                 ctx.resume,
             ],
-            fabric.arrive,
+            RoceHandler::default(),
         );
         crate::counters::register_beacon_columns(app);
         app.insert_resource(models::nic::QpDiagnostics(crate::diagnostics::describe));
@@ -80,16 +79,13 @@ impl Plugin for RoceNicPlugin {
 fn build_nics(world: &mut World) {
     let fabric = world.resource::<Fabric>().0.clone();
     let ctx = world.resource::<PendingCtx>().0.clone();
-    let mut nics = Vec::with_capacity(fabric.num_hosts());
+    let mut nics = Store::default();
     let window = models::nic::recording_window(world);
     let faults = world
         .get_resource::<models::fabric::faults::FaultConfig>()
         .map_or(Vec::new(), |f| f.0.clone());
     for host in 0..fabric.num_hosts() as u32 {
         let source = world.resource_mut::<EventQueue>().add_source();
-        // On the host's port entity, beside its PCIe link and egress direction: a NIC event
-        // fetches all three with one query lookup.
-        let port = fabric.pcie[host as usize];
         let mut nic = RoceNic::new(host, source, &ctx.cfg);
         nic.window = window;
         nic.slow_drain =
@@ -97,17 +93,20 @@ fn build_nics(world: &mut World) {
                 rate,
                 free_at: SimTime::ZERO,
             });
-        world.entity_mut(port).insert(nic);
-        nics.push(port);
+        nics.push(fabric.nodes[host as usize], nic);
     }
-    world.insert_resource(RoceNics { nics, ctx: ctx.clone() });
-    world.resource_mut::<HostReceiver>().0 = Some(Box::new(NicAccess::default()));
+    world.insert_resource(nics);
+    world.insert_resource(RoceNics { ctx: ctx.clone() });
 }
 
 /// What each Responder end accepted in the recording window, for the summary's goodput, and
 /// what the NICs lost or resent, for the run's conservation figures.
-fn publish_delivered(nics: Query<&RoceNic>, mut delivered: ResMut<DeliveredInWindow>, mut losses: ResMut<NicLosses>) {
-    for nic in &nics {
+fn publish_delivered(
+    nics: Res<Store<RoceNic>>,
+    mut delivered: ResMut<DeliveredInWindow>,
+    mut losses: ResMut<NicLosses>,
+) {
+    for nic in nics.rows() {
         let c = &nic.counters;
         losses.receive_drops += c.ingress_drops;
         losses.out_of_sequence += c.out_of_sequence;
@@ -121,42 +120,32 @@ fn publish_delivered(nics: Query<&RoceNic>, mut delivered: ResMut<DeliveredInWin
     }
 }
 
-/// One host's NIC and what it drives, held by `NicAccess` while events run.
-struct NicParts {
-    nic: RoceNic,
-    pcie: PcieLink,
-    wire: LinkDirection,
-}
-
-/// Every NIC event, and every packet reaching a host: the fabric's port receiver, to which the
-/// NIC's own kinds are routed too (`PortReceiver`), so that it alone touches the NICs while
-/// events run. It takes each host's `RoceNic`, `PcieLink` and egress `LinkDirection` off the
-/// host's port entity at its first event after a pause and puts them back in `pause`; in
-/// between, a NIC is an index into `held`. The query this replaced (a `QueryState` of the three,
-/// which checks the world's archetypes and sets change ticks on every access) cost about 80
-/// instructions per NIC event or packet (callgrind).
+/// Every NIC event, and every packet reaching a host. It holds the NICs (`Store<RoceNic>`) and
+/// the hosts' ports (`Store<HostPort>`, lent by the fabric) while events run, so a NIC is an
+/// index, not a lookup in the world.
 #[derive(Default)]
-struct NicAccess {
-    st: Option<AccessState>,
-    /// Host `h`'s parts while events run; empty between runs of the loop.
-    held: Vec<NicParts>,
+struct RoceHandler {
+    st: Option<HandlerState>,
     effects: Vec<Effect>,
     trace: Vec<TraceEvent>,
 }
 
-struct AccessState {
-    nics: RoceNics,
+struct HandlerState {
+    ctx: Ctx,
     tracing: bool,
-    /// What each event kind routed here asks for, by kind id.
+    to_host: EventKind,
+    /// What each of the NIC's other kinds asks for, by kind id.
     ops: Vec<Option<Op>>,
+    nics: Held<RoceNic>,
+    ports: Held<HostPort>,
+    ingress: HostIngress,
 }
 
-impl NicAccess {
+impl HandlerState {
     #[cold]
-    fn init(&mut self, world: &mut World) {
-        let nics = world.resource::<RoceNics>().clone();
+    fn new(world: &mut World) -> Self {
+        let ctx = world.resource::<RoceNics>().ctx.clone();
         let contract = *world.resource::<NicContract>();
-        let ctx = &nics.ctx;
         let routed = [
             (contract.listen, Op::Listen),
             (contract.connect, Op::Connect),
@@ -170,26 +159,19 @@ impl NicAccess {
         for (kind, op) in routed {
             ops[kind.0 as usize] = Some(op);
         }
-        self.st = Some(AccessState {
-            nics,
+        HandlerState {
             tracing: world.get_resource::<Tracers>().is_some_and(Tracers::is_enabled),
+            to_host: world.resource::<FabricKinds>().to_host,
             ops,
-        });
-    }
-
-    /// Takes every host's parts out of the world (the first event after a pause).
-    #[cold]
-    fn take(&mut self, world: &mut World) {
-        let st = self.st.as_ref().expect("initialized first");
-        for &port in &st.nics.nics {
-            let (nic, pcie, wire) = world
-                .entity_mut(port)
-                .take::<(RoceNic, PcieLink, LinkDirection)>()
-                .expect("NIC parts on the host's port");
-            self.held.push(NicParts { nic, pcie, wire });
+            nics: Held::new("the RoCE NIC's handler"),
+            ports: Held::new("the RoCE NIC's handler"),
+            ingress: HostIngress::new(world),
+            ctx,
         }
     }
+}
 
+impl RoceHandler {
     /// Runs `f` on host `host`'s parts, then applies what it asked of the world.
     #[inline]
     fn with<R>(
@@ -198,23 +180,13 @@ impl NicAccess {
         host: u32,
         f: impl FnOnce(&mut Parts<'_>, &Ctx, &mut Vec<Effect>) -> R,
     ) -> R {
-        if self.st.is_none() {
-            self.init(world);
-        }
-        if self.held.is_empty() {
-            self.take(world);
-        }
-        let NicAccess {
-            st: Some(st),
-            held,
-            effects,
-            trace,
-        } = self
-        else {
-            unreachable!("initialized above")
-        };
+        let RoceHandler { st, effects, trace } = self;
+        let st = st.as_mut().expect("initialized at the first event");
+        st.nics.ensure(world);
+        st.ports.ensure(world);
         let r = {
-            let NicParts { nic, pcie, wire } = &mut held[host as usize];
+            let nic = &mut st.nics.held_rows()[host as usize];
+            let HostPort { pcie, wire } = &mut st.ports.held_rows()[host as usize];
             let tr = st.tracing.then_some(&mut *trace);
             let mut parts = Parts {
                 nic,
@@ -222,7 +194,7 @@ impl NicAccess {
                 wire,
                 trace: tr,
             };
-            f(&mut parts, &st.nics.ctx, effects)
+            f(&mut parts, &st.ctx, effects)
         };
         if !effects.is_empty() {
             apply_effects(world, effects);
@@ -263,16 +235,34 @@ enum Op {
     Resume,
 }
 
-impl PortReceiver for NicAccess {
+impl Handler for RoceHandler {
     #[inline]
-    fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
-        self.with(world, host, |p, ctx, out| p.receive(q, ctx, pkt, out));
+    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
+        let st = match &mut self.st {
+            Some(st) => st,
+            None => self.st.insert(HandlerState::new(world)),
+        };
+        if ev.kind == st.to_host {
+            if let Some((host, pkt)) = st.ingress.accept(q, ev) {
+                self.with(world, host, |p, ctx, out| p.receive(q, ctx, pkt, out));
+            }
+            return;
+        }
+        self.handle_op(world, q, ev);
     }
 
-    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
-        if self.st.is_none() {
-            self.init(world);
+    fn pause(&mut self, world: &mut World) {
+        if let Some(st) = &mut self.st {
+            st.ingress.publish(world);
+            st.nics.put_back(world);
+            st.ports.put_back(world);
         }
+    }
+}
+
+impl RoceHandler {
+    /// A contract request or one of the NIC's own events.
+    fn handle_op(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
         let host = ev.target;
         let op = self
             .st
@@ -376,15 +366,6 @@ impl PortReceiver for NicAccess {
                 }
             }),
             Op::Resume => self.with(world, host, |p, ctx, _| p.on_resume_check(q, ctx, ev.data as usize)),
-        }
-    }
-
-    fn pause(&mut self, world: &mut World) {
-        let Some(st) = self.st.as_ref() else {
-            return;
-        };
-        for (parts, &port) in self.held.drain(..).zip(&st.nics.nics) {
-            world.entity_mut(port).insert((parts.nic, parts.pcie, parts.wire));
         }
     }
 }

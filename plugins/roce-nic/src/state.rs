@@ -131,8 +131,8 @@ pub struct NicCounters {
     pub egress_peak: [u64; 8],
 }
 
-/// The NIC of one host.
-#[derive(Component, Debug)]
+/// The NIC of one host: row `host` of `Store<RoceNic>`.
+#[derive(Debug)]
 pub struct RoceNic {
     pub host: u32,
     pub source: SourceId,

@@ -5,15 +5,14 @@
 //! At build it adds its connections to `Connections` (a source each); at start it schedules
 //! `listen` and `connect`; on `established` it posts its WQEs for that connection at once; on
 //! `wqe_completed` it records the completion with what the tap had seen delivered by then. The
-//! tap wraps the NIC's `HostReceiver` (middleware the NIC does not know about) and counts the
+//! tap (`models::testkit::tap_hosts`, middleware the NIC does not know about) counts the
 //! payload of every data packet that reaches a host, per (sender, receiver) pair.
 
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
-use models::fabric::{HostReceiver, PortReceiver};
 use models::nic::{ConnectionSpec, Connections, NicContract, Wqe, WqeTimes};
-use models::packet::{Packet, PacketKind};
+use models::packet::PacketKind;
 use models::sets::BuildSet;
 use std::collections::BTreeMap;
 
@@ -66,31 +65,6 @@ pub struct DriverLog {
 pub struct Delivered {
     pub payload: BTreeMap<(u32, u32), u64>,
     pub packets: u64,
-}
-
-/// Wraps the NIC's receiver: counts data payload, then hands the packet on untouched.
-struct Tap {
-    inner: Box<dyn PortReceiver>,
-}
-
-impl PortReceiver for Tap {
-    fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
-        if pkt.kind == PacketKind::Data {
-            let mut d = world.resource_mut::<Delivered>();
-            *d.payload.entry((pkt.src, host)).or_default() += pkt.payload as u64;
-            d.packets += 1;
-        }
-        self.inner.receive(world, q, host, pkt);
-    }
-
-    // The NIC's own events and its pause go through the tap untouched.
-    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
-        self.inner.handle(world, q, ev);
-    }
-
-    fn pause(&mut self, world: &mut World) {
-        self.inner.pause(world);
-    }
 }
 
 /// The driver application. Add it after the NIC.
@@ -164,11 +138,17 @@ impl Plugin for DriverPlugin {
                 });
             },
         );
-        app.add_systems(
-            Build,
-            (add_connections, tap_host_ports).chain().in_set(BuildSet::Applications),
-        );
+        app.add_systems(Build, add_connections.in_set(BuildSet::Applications));
         app.add_systems(Start, schedule_setup);
+        // Counts data payload reaching each host, then the packet goes on to the NIC untouched.
+        models::testkit::tap_hosts(app, |world, _, host, pkt| {
+            if pkt.kind == PacketKind::Data {
+                let mut d = world.resource_mut::<Delivered>();
+                *d.payload.entry((pkt.src, host)).or_default() += pkt.payload as u64;
+                d.packets += 1;
+            }
+            true
+        });
     }
 }
 
@@ -195,16 +175,6 @@ fn add_connections(world: &mut World) {
         first, 0,
         "the driver numbers its connections from 0: add no other application"
     );
-}
-
-/// `Build`, after the NIC's: puts the tap in front of the NIC's receiver.
-fn tap_host_ports(world: &mut World) {
-    let inner = world
-        .resource_mut::<HostReceiver>()
-        .0
-        .take()
-        .expect("the NIC left no HostReceiver at build");
-    world.insert_resource(HostReceiver(Some(Box::new(Tap { inner }))));
 }
 
 /// `Start`: every responder listens, every initiator connects, at time 0.

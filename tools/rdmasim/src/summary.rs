@@ -4,10 +4,8 @@ use crate::interrupt::Interrupted;
 use crate::scenario::Loaded;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
-use models::fabric::Fabric;
 use models::fabric::conservation::Conservation;
 use models::fabric::faults::FaultCounters;
-use models::fabric::link::LinkDirection;
 use models::nic::{DeliveredInWindow, NicLosses};
 use models::watchdog::WatchdogReport;
 use scala_rdma::{InitiatorInstance, ScalaRdma};
@@ -61,14 +59,9 @@ impl Summary {
 }
 
 pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
-    let fabric = world.resource::<Fabric>().0.clone();
-    let mut dirs = world.query::<&LinkDirection>();
-    let data_packets: u64 = (0..fabric.num_hosts() as u32)
-        .map(|h| {
-            dirs.get(world, fabric.dirs[fabric.host_egress(h) as usize])
-                .map_or(0, |d| d.data_packets)
-        })
-        .sum();
+    let data_packets: u64 = world
+        .get_resource::<engine::store::Store<models::nic::HostPort>>()
+        .map_or(0, |s| s.rows().iter().map(|p| p.wire.data_packets).sum());
     let mut run_time = world.resource::<SimulationParameters>().RunTime.0.as_secs_f64();
     // A run stopped early recorded only the part of its window before the stop.
     if let (Some(_), Some(t)) = (stats.stopped, world.get_resource::<Timeline>()) {

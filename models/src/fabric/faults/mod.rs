@@ -63,7 +63,23 @@ struct DirFaults {
     downs: Vec<Down>,
 }
 
-/// The faults of a run, held by the fabric's handler while events run.
+/// Which owner's faults: the fabric's handler applies those on links into switches, the NIC's
+/// arrival step (`models::nic::HostIngress`) those on links into hosts. Each publishes its part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultPart {
+    Switches = 0,
+    Hosts = 1,
+}
+
+/// The faults on links into hosts, left by the fabric's build for the NIC's arrival step.
+#[derive(Resource, Debug, Default)]
+pub struct HostFaults(pub Option<FaultState>);
+
+/// Each part's counters; `FaultCounters` and `FaultDrops` are their sum.
+#[derive(Resource, Debug, Default)]
+struct FaultParts([FaultCounters; 2]);
+
+/// The faults of a run on the link directions of one part (the others have none here).
 #[derive(Resource, Debug)]
 pub struct FaultState {
     /// Per link direction id.
@@ -75,16 +91,32 @@ pub struct FaultState {
 
 impl FaultState {
     /// The state for `cfg` on the fabric just built (`delays[d]`: direction `d`'s delay, with the
-    /// receiving switch's forwarding latency). `None` when there is nothing to inject.
-    pub fn new(cfg: &FaultConfig, topo: &Topology, delays: &[SimTime], seed: u64) -> Option<FaultState> {
+    /// receiving switch's forwarding latency), on the directions into `part`'s nodes. `None`
+    /// when there is nothing to inject there. Each direction's random stream is its own, so the
+    /// split changes no draw.
+    pub fn new(
+        cfg: &FaultConfig,
+        topo: &Topology,
+        delays: &[SimTime],
+        seed: u64,
+        part: FaultPart,
+    ) -> Option<FaultState> {
         if cfg.0.is_empty() {
             return None;
         }
+        let into = |d: u32| {
+            let l = &topo.links[(d / 2) as usize];
+            let to = if d % 2 == 0 { l.b.0 } else { l.a.0 };
+            match topo.nodes[to as usize].kind {
+                NodeKind::Switch => FaultPart::Switches,
+                NodeKind::Host => FaultPart::Hosts,
+            }
+        };
         let mut dirs: Vec<DirFaults> = (0..delays.len()).map(|_| DirFaults::default()).collect();
         let mut routing = Vec::new();
         for (i, f) in cfg.0.iter().enumerate() {
             for l in FaultConfig::links(topo, f) {
-                for d in [2 * l, 2 * l + 1] {
+                for d in [2 * l, 2 * l + 1].into_iter().filter(|&d| into(d) == part) {
                     let df = &mut dirs[d as usize];
                     match f {
                         Fault::Loss { rate, classes, .. } => df.losses.push(Loss {
@@ -108,7 +140,9 @@ impl FaultState {
                         }
                     }
                 }
-                if let Fault::LinkDown { at, up, .. } = f {
+                if let Fault::LinkDown { at, up, .. } = f
+                    && part == FaultPart::Switches
+                {
                     let k = &topo.links[l as usize];
                     let switch = |n: u32| topo.nodes[n as usize].kind == NodeKind::Switch;
                     if switch(k.a.0) && switch(k.b.0) {
@@ -208,10 +242,27 @@ impl FaultState {
         true
     }
 
-    /// Publishes the counters (the loop paused).
-    pub fn publish(&self, world: &mut World) {
-        world.insert_resource(FaultDrops(self.counters.data));
-        world.insert_resource(self.counters.clone());
+    /// Publishes `part`'s counters (the loop paused), and the sum of both parts as
+    /// `FaultCounters` and `FaultDrops`.
+    pub fn publish(&self, world: &mut World, part: FaultPart) {
+        let mut parts = world.remove_resource::<FaultParts>().unwrap_or_default();
+        parts.0[part as usize] = self.counters.clone();
+        let mut sum = FaultCounters {
+            by_fault: vec![0; self.counters.by_fault.len()],
+            ..Default::default()
+        };
+        for p in &parts.0 {
+            for (c, &d) in sum.data.iter_mut().zip(&p.data) {
+                *c += d;
+            }
+            sum.other += p.other;
+            for (s, &n) in sum.by_fault.iter_mut().zip(&p.by_fault) {
+                *s += n;
+            }
+        }
+        world.insert_resource(FaultDrops(sum.data));
+        world.insert_resource(sum);
+        world.insert_resource(parts);
     }
 }
 
@@ -233,7 +284,6 @@ pub fn reroute(fabric: &FabricIndex, faults: &FaultState, now: SimTime) -> Fabri
         dirs: fabric.dirs.clone(),
         dir_to: fabric.dir_to.clone(),
         egress: fabric.egress.clone(),
-        pcie: fabric.pcie.clone(),
         salts: fabric.salts.clone(),
     }
 }

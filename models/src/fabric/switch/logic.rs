@@ -125,10 +125,9 @@ fn kick(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16, fr
 /// Beacon columns summed over every switch.
 pub fn register_beacon_columns(app: &mut App) {
     fn sum(world: &World, f: impl Fn(&Switch) -> u64) -> u64 {
-        match world.try_query::<&Switch>() {
-            Some(mut qs) => qs.iter(world).map(f).sum(),
-            None => 0,
-        }
+        world
+            .get_resource::<engine::store::Store<Switch>>()
+            .map_or(0, |s| s.rows().iter().map(f).sum())
     }
     app.add_beacon_column("switch_packets", |w| sum(w, |s| s.counters.packets));
     app.add_beacon_column("switch_bytes", |w| sum(w, |s| s.counters.bytes));

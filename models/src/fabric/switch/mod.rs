@@ -25,7 +25,6 @@ use super::link::{LinkDirection, Tally};
 use super::switch_config::{EcnConfig, Scheduler, SwitchConfig};
 use crate::packet::{Packet, PacketKind, ecn};
 use crate::wire::PFC_FRAME_BYTES;
-use bevy_ecs::prelude::*;
 use engine::SimTime;
 use engine::rng::{SimRng, stream, unit_f64};
 use port::{EgressPort, Queued};
@@ -96,15 +95,9 @@ struct Arrival {
     ing: u64,
 }
 
-/// A switch node, an entity. Only the switch's own handlers change it.
-///
-/// While events run, the fabric's handler holds the switches (`fabric::FabricHandler`) and a hop
-/// reaches its switch by index; the component is taken out and put back at every beacon tick.
-/// Stored in a sparse set, so that this moves no table rows (a switch entity has no other
-/// component). Before the handler held them, every hop looked its switch up by entity, and the
-/// sparse set saved about 38 instructions per lookup over a table (2.9% of a run).
-#[derive(Component, Debug)]
-#[component(storage = "SparseSet")]
+/// A switch's state: a row of the `Store<Switch>` the fabric builds, tied to the switch's node
+/// entity; the fabric's handler holds it while events run.
+#[derive(Debug)]
 pub struct Switch {
     pub node: u32,
     pub name: String,

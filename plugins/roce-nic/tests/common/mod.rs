@@ -4,7 +4,7 @@
 //! `initial` WQE entities at once; on `wqe_completed` it records the completion and, in closed
 //! loop, posts one more (the spec's `MaxPendingWQEs` generation).
 //!
-//! A tap wraps the NIC's `HostReceiver` (middleware the NIC does not know about): it records every
+//! A tap (`models::testkit::tap_hosts`, middleware the NIC does not know about) records every
 //! data packet reaching a host and can drop chosen packets once, a clean, deterministic way to
 //! inject a loss.
 #![allow(dead_code)] // Each test binary uses a different part of the kit.
@@ -12,14 +12,15 @@
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
+use engine::store::Store;
 use models::fabric::link::LinkDirection;
-use models::fabric::{Fabric, FabricConfig, FabricPlugin, HostReceiver, PortReceiver, SwitchConfig};
-use models::nic::{ConnectionSpec, Connections, NicContract, NicContractPlugin, Wqe, WqeTimes};
+use models::fabric::{FabricConfig, FabricPlugin, SwitchConfig};
+use models::nic::{ConnectionSpec, Connections, HostPort, NicContract, NicContractPlugin, Wqe, WqeTimes};
 use models::packet::{Packet, PacketKind};
 use models::pcie::PcieLink;
 use models::sets::BuildSet;
 use models::topology::{StarTopology, TopologyConfig};
-use roce_nic::{NicCounters, RoceNic, RoceNicConfig, RoceNicPlugin, RoceNics};
+use roce_nic::{NicCounters, RoceNic, RoceNicConfig, RoceNicPlugin};
 use std::collections::BTreeSet;
 
 /// The spec's WQE size, in bytes.
@@ -102,39 +103,24 @@ pub struct Tap {
     pub dropped: u64,
 }
 
-struct TapReceiver {
-    inner: Box<dyn PortReceiver>,
-}
-
-impl PortReceiver for TapReceiver {
-    fn receive(&mut self, world: &mut World, q: &mut EventQueue, host: u32, pkt: Packet) {
-        if pkt.kind == PacketKind::Data {
-            let mut tap = world.resource_mut::<Tap>();
-            let dropped = tap.drop_once.remove(&(host, pkt.psn));
-            tap.dropped += dropped as u64;
-            if tap.trace {
-                tap.seen.push(Seen {
-                    at: q.now(),
-                    host,
-                    pkt,
-                    dropped,
-                });
-            }
-            if dropped {
-                return;
-            }
-        }
-        self.inner.receive(world, q, host, pkt);
+/// What the tap does with a packet reaching `host` at `now`: records it, and keeps back the
+/// chosen ones (false).
+fn tap_packet(world: &mut World, now: SimTime, host: u32, pkt: &Packet) -> bool {
+    if pkt.kind != PacketKind::Data {
+        return true;
     }
-
-    // The NIC's own events and its pause go through the tap untouched.
-    fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
-        self.inner.handle(world, q, ev);
+    let mut tap = world.resource_mut::<Tap>();
+    let dropped = tap.drop_once.remove(&(host, pkt.psn));
+    tap.dropped += dropped as u64;
+    if tap.trace {
+        tap.seen.push(Seen {
+            at: now,
+            host,
+            pkt: *pkt,
+            dropped,
+        });
     }
-
-    fn pause(&mut self, world: &mut World) {
-        self.inner.pause(world);
-    }
+    !dropped
 }
 
 /// Each connection's event source.
@@ -183,10 +169,7 @@ impl Plugin for DriverPlugin {
                 }
             },
         );
-        app.add_systems(
-            Build,
-            (add_connections, tap_host_ports).chain().in_set(BuildSet::Applications),
-        );
+        app.add_systems(Build, add_connections.in_set(BuildSet::Applications));
         app.add_systems(Start, schedule_setup);
     }
 }
@@ -236,16 +219,6 @@ fn add_connections(world: &mut World) {
     }
 }
 
-/// After the NIC's build: the tap goes in front of the NIC's receiver.
-fn tap_host_ports(world: &mut World) {
-    let inner = world
-        .resource_mut::<HostReceiver>()
-        .0
-        .take()
-        .expect("the NIC left a HostReceiver");
-    world.insert_resource(HostReceiver(Some(Box::new(TapReceiver { inner }))));
-}
-
 fn schedule_setup(world: &mut World) {
     let contract = *world.resource::<NicContract>();
     let conns = world.resource::<DriverConfig>().connections.clone();
@@ -277,6 +250,7 @@ pub fn star_app(hosts: u32, nic: RoceNicConfig, switch: SwitchConfig, driver: Dr
     app.add_plugins(FabricPlugin);
     app.add_plugins(RoceNicPlugin { config: nic });
     app.add_plugins(DriverPlugin(driver));
+    models::testkit::tap_hosts(&mut app, tap_packet);
     app
 }
 
@@ -299,21 +273,29 @@ pub fn run(app: &mut App, stop: SimTime) -> RunStats {
 
 /// The counters of `host`'s NIC.
 pub fn nic_counters(world: &World, host: u32) -> NicCounters {
-    let e = world.resource::<RoceNics>().nics[host as usize];
-    world.get::<RoceNic>(e).expect("RoceNic").counters
+    world
+        .resource::<Store<RoceNic>>()
+        .get(host as usize)
+        .expect("RoceNic")
+        .counters
 }
 
 /// The link direction `host`'s NIC transmits on.
 pub fn host_egress(world: &World, host: u32) -> &LinkDirection {
-    let f = &world.resource::<Fabric>().0;
-    let e = f.dirs[f.host_egress(host) as usize];
-    world.get::<LinkDirection>(e).expect("LinkDirection")
+    &world
+        .resource::<Store<HostPort>>()
+        .get(host as usize)
+        .expect("host port")
+        .wire
 }
 
 /// `host`'s PCIe link.
 pub fn pcie(world: &World, host: u32) -> &PcieLink {
-    let e = world.resource::<Fabric>().0.pcie[host as usize];
-    world.get::<PcieLink>(e).expect("PcieLink")
+    &world
+        .resource::<Store<HostPort>>()
+        .get(host as usize)
+        .expect("host port")
+        .pcie
 }
 
 /// The completions of `connection`, in the order they were reported.

@@ -10,6 +10,7 @@
 //! | `established` | NIC -> app | Initiator host | connection id |
 //! | `post_wqe` | app -> NIC | Initiator host | WQE entity (`Entity::to_bits`) |
 //! | `wqe_completed` | NIC -> app | Initiator host | WQE entity |
+//! | `FabricKinds::to_host` | fabric -> NIC | link direction id | the packet, in channel `FabricKinds::packet` |
 //!
 //! Setup follows the spec: on `connect` the Initiator's NIC sends a connection request across
 //! the fabric; the Responder's NIC creates its end of the queue pair and answers; when the
@@ -17,11 +18,18 @@
 //! `established`. A WQE is an entity from `post_wqe` to `wqe_completed`; the NIC fills in its
 //! `WqeTimes`, whose parts add up to its latency.
 //!
-//! A NIC puts every frame on its host's link with `LinkDirection::launch_from_host`, which counts
-//! the data packets the run's conservation check takes as sent.
+//! A NIC has one handler for the contract's kinds it serves and its own. It keeps its state in
+//! an `engine::store::Store` (one row per host) and holds, besides, the fabric's
+//! `Store<HostPort>`: each host's PCIe link and the link direction it sends on, where it puts
+//! every frame with `LinkDirection::launch_from_host` (which counts the data packets the run's
+//! conservation check takes as sent). A packet reaching a host fires `FabricKinds::to_host`,
+//! which the NIC passes to `HostIngress::accept` (the fabric declares that kind).
+
+pub mod port;
 
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
+pub use port::{HostIngress, HostPort};
 
 /// The contract's event kinds.
 #[derive(Resource, Clone, Copy, Debug)]

@@ -1,0 +1,78 @@
+//! A host's port as the NIC sees it: the PCIe link and the link direction it sends on, which the
+//! fabric builds and lends to the NIC's handler, and the arrival step every NIC runs on the
+//! packets reaching its host.
+
+use crate::fabric::conservation::Delivered;
+use crate::fabric::faults::{FaultPart, FaultState, HostFaults};
+use crate::fabric::link::{LinkDirection, Tally};
+use crate::fabric::{Fabric, FabricKinds};
+use crate::packet::{Packet, PacketKind};
+use crate::pcie::PcieLink;
+use bevy_ecs::prelude::*;
+use engine::prelude::*;
+
+/// Host `h`'s port: row `h` of the `Store<HostPort>` the fabric builds, tied to the host's
+/// entity. The NIC's handler holds the store while events run (`engine::store::Held`): the
+/// fabric never touches a host's port then.
+#[derive(Debug)]
+pub struct HostPort {
+    pub pcie: PcieLink,
+    /// The direction the host sends on; put every frame on it with `launch_from_host`.
+    pub wire: LinkDirection,
+}
+
+/// The contract's arrival step: a NIC's handler of `NicContract::arrive` passes each event to
+/// `accept`, which takes the packet from its link direction's channel and says which host it
+/// reached. It counts the data packets delivered (the run's conservation check) and applies
+/// the faults injected on links into hosts, so every NIC gets both without knowing of them.
+pub struct HostIngress {
+    channel: ChannelKey<Packet>,
+    /// The host each link direction id arrives at (`u32::MAX` for a switch).
+    host_of: Vec<u32>,
+    delivered: [Tally; 8],
+    /// Faults on links into hosts; `None` without (one predictable branch per arrival).
+    faults: Option<Box<FaultState>>,
+}
+
+impl HostIngress {
+    /// Built by the NIC's handler at its first event, once the fabric is built.
+    pub fn new(world: &mut World) -> Self {
+        let fabric = world.resource::<Fabric>().0.clone();
+        let num_hosts = fabric.num_hosts() as u32;
+        let host_of = fabric
+            .dir_to
+            .iter()
+            .map(|&(node, _)| if node < num_hosts { node } else { u32::MAX })
+            .collect();
+        HostIngress {
+            channel: world.resource::<FabricKinds>().packet,
+            host_of,
+            delivered: Default::default(),
+            faults: world.remove_resource::<HostFaults>().and_then(|f| f.0).map(Box::new),
+        }
+    }
+
+    /// The packet an `arrive` event announces and the host it reached; `None` when an injected
+    /// fault lost it (counted).
+    #[inline]
+    pub fn accept(&mut self, q: &mut EventQueue, ev: &SimEvent) -> Option<(u32, Packet)> {
+        if let Some(f) = self.faults.as_deref_mut()
+            && f.drop_head(q, self.channel, ev.target)
+        {
+            return None;
+        }
+        let pkt = q.receive(self.channel, ev.target);
+        if pkt.kind == PacketKind::Data {
+            self.delivered[(pkt.class & 7) as usize].add(pkt.bytes as u64);
+        }
+        Some((self.host_of[ev.target as usize], pkt))
+    }
+
+    /// Publishes the counts (call it from the handler's `pause`).
+    pub fn publish(&self, world: &mut World) {
+        world.insert_resource(Delivered(self.delivered));
+        if let Some(f) = &self.faults {
+            f.publish(world, FaultPart::Hosts);
+        }
+    }
+}
