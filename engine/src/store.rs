@@ -176,6 +176,7 @@ impl<T: Send + Sync + 'static> Held<T> {
         &mut self.rows
     }
 
+    #[inline]
     pub fn is_held(&self) -> bool {
         self.held
     }

@@ -182,8 +182,11 @@ impl RoceHandler {
     ) -> R {
         let RoceHandler { st, effects, trace } = self;
         let st = st.as_mut().expect("initialized at the first event");
-        st.nics.ensure(world);
-        st.ports.ensure(world);
+        // Both stores are taken and given back together: one test per event.
+        if !st.nics.is_held() {
+            st.nics.ensure(world);
+            st.ports.ensure(world);
+        }
         let r = {
             let nic = &mut st.nics.held_rows()[host as usize];
             let HostPort { pcie, wire } = &mut st.ports.held_rows()[host as usize];
