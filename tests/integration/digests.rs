@@ -42,7 +42,9 @@ fn digests_now() -> BTreeMap<(String, String), String> {
 
 /// FNV-1a, 64 bits: enough to tell a changed file from an unchanged one.
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3)
+    })
 }
 
 #[test]
