@@ -13,6 +13,23 @@ fn every_scenario_runs_and_completes_wqes() {
         let (mut outcome, dir) = run_scenario(&path, &["simulation.RunTime=0.0005"]);
         let name = &outcome.summary.simulation;
         let mut completed = 0;
+        if let Some(flows) = outcome.app.world.get_resource::<flows::FlowsRun>() {
+            assert!(
+                dir.file(&format!("{name}-flow-fct-0.csv")).is_file(),
+                "{}",
+                path.display()
+            );
+            assert!(!flows.flows.is_empty(), "{}: no flows", path.display());
+            for f in &flows.flows {
+                assert!(
+                    f.completed > 0,
+                    "{}: flow {} completed nothing",
+                    path.display(),
+                    f.flow.id
+                );
+            }
+            completed += flows.completed;
+        }
         if outcome.app.world.contains_resource::<scala_rdma::ScalaRdma>() {
             assert!(
                 dir.file(&format!("{name}-rdma-perf-0.csv")).is_file(),

@@ -66,6 +66,7 @@ pub fn register_builtins() {
         NICS.register::<roce_nic::RoceNicConfig>("RoceNic");
         NICS.register::<ideal_nic::IdealNicConfig>("IdealNic");
         APPLICATIONS.register::<scala_rdma::ScalaRdmaConfig>("ScalaRdma");
+        APPLICATIONS.register::<flows::FlowsConfig>("Flows");
     });
 }
 
