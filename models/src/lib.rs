@@ -1,10 +1,13 @@
 //! rdmasim's shared vocabulary and the fabric: topology (petgraph), hosts, switches, link
 //! directions, PCIe links, packets and wire headers, routing, the switch model, and the NIC
-//! contract that every NIC plugin implements.
+//! contract that every NIC plugin implements, and the application contract (placement, plan,
+//! sharing the NIC's events).
+pub mod application;
 pub mod fabric;
 pub mod nic;
 pub mod packet;
 pub mod pcie;
+pub mod placement;
 pub mod registry;
 pub mod sets;
 pub mod testkit;

@@ -3,11 +3,13 @@
 //! `ApplicationModel` for its config type; the program registers the built-in ones, and a fork
 //! registers its own with `NICS.register::<MyNicConfig>("MyNic")` before loading a scenario.
 
+use crate::application::{AppContext, AppEstimate, AppPlacement, DistributionEntry, EstimateContext, Plan};
 use crate::nic::NicPools;
 use engine::app::App;
 use engine::registry::{Registered, Registry};
-use std::any::Any;
+use engine::scenario::FieldError;
 use std::fmt::Debug;
+use std::path::Path;
 
 /// A NIC model's config, as a scenario selects it.
 pub trait NicModel: Debug + Send + Sync + 'static {
@@ -26,9 +28,46 @@ pub trait NicModel: Debug + Send + Sync + 'static {
     fn clone_box(&self) -> Box<dyn NicModel>;
 }
 
-/// An application's config, as a scenario lists it.
+/// An application's config, as a scenario lists it. The program never looks inside one: it
+/// asks for the entries it places, checks, plans and estimates through these methods, and adds
+/// the application with `add_to` (see `crate::application` for the contract's parts).
 pub trait ApplicationModel: Debug + Send + Sync + 'static {
-    fn as_any(&self) -> &dyn Any;
+    /// Checks the config on its own; the error's field is relative to the entry
+    /// (`MaxPendingWQEs`), so the loader can point at it.
+    fn validate(&self) -> Result<(), FieldError> {
+        Ok(())
+    }
+    /// Reads the files the config names, relative to `dir` (the scenario file's folder), at
+    /// load; the error's field is relative to the entry.
+    fn load_files(&mut self, _dir: &Path) -> Result<(), FieldError> {
+        Ok(())
+    }
+    /// Checks against the rest of the scenario (hosts, the NIC's pools); field as `validate`.
+    fn check(&self, _ctx: &AppContext) -> Result<(), FieldError> {
+        Ok(())
+    }
+    /// Its components that take hosts from the shared placement budget, client first, each with
+    /// its ratio or `None` when left out. None (the default): it places nothing.
+    fn distribution(&self) -> Vec<DistributionEntry> {
+        Vec::new()
+    }
+    /// Its part of the plan, from its placement; connection ids count from 0 (the program
+    /// numbers the whole plan in scenario order).
+    fn plan(&self, placed: &AppPlacement, seed: u64) -> Plan;
+    /// What it would cost (see `limits`): by default no record, one outstanding WQE per
+    /// connection of `plan` (its own part).
+    fn estimate(&self, plan: &Plan, _ctx: &EstimateContext) -> AppEstimate {
+        AppEstimate {
+            record: None,
+            outstanding_wqes: plan.connections.len() as u64,
+            outstanding_field: "",
+        }
+    }
+    /// Adds the application's plugin(s) to `app`; its phase systems go in
+    /// `ApplicationSlot(placed.index)`.
+    fn add_to(&self, app: &mut App, placed: &AppPlacement);
+    /// A copy, for plugin groups that own their plugins.
+    fn clone_box(&self) -> Box<dyn ApplicationModel>;
 }
 
 pub static NICS: Registry<dyn NicModel> = Registry::new("NicModel");

@@ -4,6 +4,7 @@ mod contract;
 mod reference;
 
 mod app_records;
+mod applications;
 mod conservation;
 mod determinism;
 mod digests;

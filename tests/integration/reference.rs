@@ -198,6 +198,12 @@ fn every_config_field_has_a_checked_row() {
         "`ScalaRdmaConfig`",
         &[],
     ));
+    p.extend(check_table::<flows::FlowsConfig>(&doc, "`FlowsConfig`", &[]));
+    p.extend(check_table::<flows::FlowSpec>(
+        &doc,
+        "`FlowSpec`",
+        &[("src", "0"), ("dst", "1"), ("bytes", "1")],
+    ));
 
     // The topology variants read the same fields as the structs whose tables were checked.
     let topology = shape::<TopologyConfig>();
@@ -227,6 +233,7 @@ fn every_config_field_has_a_checked_row() {
         (models::registry::NICS.names(), "RoceNic"),
         (models::registry::NICS.names(), "IdealNic"),
         (models::registry::APPLICATIONS.names(), "ScalaRdma"),
+        (models::registry::APPLICATIONS.names(), "Flows"),
     ] {
         assert!(
             registry.contains(&name),

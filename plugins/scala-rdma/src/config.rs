@@ -71,12 +71,13 @@ pub struct ScalaRdmaConfig {
     /// Connection instance names are built from it, see [`ScalaRdmaConfig::instance_name`].
     #[serde(deserialize_with = "deserialize_name")]
     pub name: String,
-    /// `prScalaRdmaInitiator`: the Initiator's share of the hosts, in (0, 1].
+    /// `prScalaRdmaInitiator`: the Initiator's share of the hosts, in (0, 1]; left out, it
+    /// shares what the given ratios leave of 1 with the others left out (the spec's even split).
     #[serde(rename = "prScalaRdmaInitiator")]
-    pub pr_scala_rdma_initiator: InitiatorRatio,
-    /// `prScalaRdmaResponder`: the Responder's share of the hosts, in (0, 1].
+    pub pr_scala_rdma_initiator: Option<InitiatorRatio>,
+    /// `prScalaRdmaResponder`: the Responder's share of the hosts, as `prScalaRdmaInitiator`.
     #[serde(rename = "prScalaRdmaResponder")]
-    pub pr_scala_rdma_responder: ResponderRatio,
+    pub pr_scala_rdma_responder: Option<ResponderRatio>,
     /// `NumConnections`: connections (queue pairs) per Initiator-Responder pair.
     #[serde(rename = "NumConnections")]
     pub num_connections: NumConnections,
@@ -103,10 +104,6 @@ pub struct ScalaRdmaConfig {
 impl ScalaRdmaConfig {
     /// Default application name (ours).
     pub const DEFAULT_NAME: &'static str = "scala-rdma";
-    /// Default `prScalaRdmaInitiator`, a fraction of the hosts: the spec's even split of 1.0.
-    pub const DEFAULT_PR_INITIATOR: f64 = 0.5;
-    /// Default `prScalaRdmaResponder`, a fraction of the hosts.
-    pub const DEFAULT_PR_RESPONDER: f64 = 0.5;
     /// Default `NumConnections`, connections per pair.
     pub const DEFAULT_NUM_CONNECTIONS: u32 = 1;
     /// Largest `NumConnections`, connections per pair (spec: 1 to 1,024).
@@ -173,8 +170,8 @@ impl Default for ScalaRdmaConfig {
     fn default() -> Self {
         ScalaRdmaConfig {
             name: Self::DEFAULT_NAME.to_string(),
-            pr_scala_rdma_initiator: InitiatorRatio(Self::DEFAULT_PR_INITIATOR),
-            pr_scala_rdma_responder: ResponderRatio(Self::DEFAULT_PR_RESPONDER),
+            pr_scala_rdma_initiator: None,
+            pr_scala_rdma_responder: None,
             num_connections: NumConnections(Self::DEFAULT_NUM_CONNECTIONS),
             max_pending_wqes: MaxPendingWqes(Self::DEFAULT_MAX_PENDING_WQES),
             start_type: StartType::default(),

@@ -2,8 +2,9 @@
 
 use super::*;
 
+/// With the scenario loader's options (`implicit_some`: an optional ratio is a bare number).
 fn parse(ron_text: &str) -> Result<ScalaRdmaConfig, ron::error::SpannedError> {
-    ron::from_str(ron_text)
+    engine::scenario::ron_options().from_str(ron_text)
 }
 
 /// Parses a config whose line 2 is `field`, expects an error, and checks that it names
@@ -41,8 +42,8 @@ fn every_field_parses_under_its_spec_name() {
     )
     .unwrap();
     assert_eq!(cfg.name, "rdma-a");
-    assert_eq!(cfg.pr_scala_rdma_initiator.get(), 0.25);
-    assert_eq!(cfg.pr_scala_rdma_responder.get(), 0.75);
+    assert_eq!(cfg.pr_scala_rdma_initiator.unwrap().get(), 0.25);
+    assert_eq!(cfg.pr_scala_rdma_responder.unwrap().get(), 0.75);
     assert_eq!(cfg.num_connections.get(), 4);
     assert_eq!(cfg.max_pending_wqes.get(), 0);
     assert_eq!(cfg.start_type, StartType::Sequential);
@@ -66,7 +67,7 @@ fn start_types_and_number_forms() {
     }
     // A ratio written as an integer, a size as a bare number of bytes.
     let cfg = parse("(prScalaRdmaInitiator: 1, DoorbellPayloadSize: 4096, NumConnections: 1024)").unwrap();
-    assert_eq!(cfg.pr_scala_rdma_initiator.get(), 1.0);
+    assert_eq!(cfg.pr_scala_rdma_initiator.unwrap().get(), 1.0);
     assert_eq!(cfg.doorbell_payload_size.get(), Size(4096));
     assert_eq!(cfg.num_connections.get(), 1024);
     // 32,768: the deepest send queue a ConnectX-5/6/7 accepts (max_qp_wr), the bound itself.
@@ -80,8 +81,9 @@ fn omitted_fields_take_the_spec_defaults() {
     let cfg = parse("()").unwrap();
     assert_eq!(cfg, ScalaRdmaConfig::default());
     assert_eq!(cfg.name, "scala-rdma");
-    assert_eq!(cfg.pr_scala_rdma_initiator.get(), 0.5);
-    assert_eq!(cfg.pr_scala_rdma_responder.get(), 0.5);
+    // Left out: the loader splits 1.0 evenly over every entry left out (0.5 each on its own).
+    assert_eq!(cfg.pr_scala_rdma_initiator, None);
+    assert_eq!(cfg.pr_scala_rdma_responder, None);
     assert_eq!(cfg.num_connections.get(), 1);
     assert_eq!(cfg.max_pending_wqes.get(), 10);
     assert_eq!(cfg.start_type, StartType::Simultaneous);

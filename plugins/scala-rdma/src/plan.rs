@@ -1,144 +1,120 @@
-//! The plan: which host runs which component, the pairs, and the connections, computed before
-//! the simulation starts from the applications' ratios, the host count and `RandomSeed`.
-//! `rdmasim plan --format json` prints it; the runtime builds its instances from it.
-//!
-//! The ratios of every application in the scenario share one budget (the spec), so one plan
-//! covers all the Scala RDMA applications of a scenario.
+//! The application's part of the plan: its hosts (from the shared placement), its pairs and its
+//! connections. `rdmasim plan --format json` prints the whole plan; the runtime builds its
+//! instances from this part.
 
 use crate::config::ScalaRdmaConfig;
 use crate::pairing::pair;
-use crate::placement::{Component, ComponentRatio, PlacementError, assign_hosts, host_counts, nodes_of};
-use serde::Serialize;
+use models::application::{AppPlacement, ConnectionPlan, DistributionEntry, HostPlan, PairPlan, Plan};
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct HostPlan {
-    pub node_id: u32,
-    /// The application's `name`.
-    pub application: String,
-    /// `initiator` or `responder`.
-    pub component: &'static str,
+/// The two components, in the order placement visits them (the spec's top-up starts with the
+/// Initiator).
+pub const INITIATOR: usize = 0;
+pub const RESPONDER: usize = 1;
+/// Their names in the plan.
+pub const COMPONENTS: [&str; 2] = ["initiator", "responder"];
+
+/// The application's distribution entries: Initiator, then Responder.
+pub fn distribution(cfg: &ScalaRdmaConfig) -> Vec<DistributionEntry> {
+    vec![
+        DistributionEntry {
+            field: "prScalaRdmaInitiator",
+            component: COMPONENTS[INITIATOR],
+            ratio: cfg.pr_scala_rdma_initiator.map(|r| r.get()),
+        },
+        DistributionEntry {
+            field: "prScalaRdmaResponder",
+            component: COMPONENTS[RESPONDER],
+            ratio: cfg.pr_scala_rdma_responder.map(|r| r.get()),
+        },
+    ]
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PairPlan {
-    pub initiator: u32,
-    pub responder: u32,
-    pub application: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ConnectionPlan {
-    /// The connection's id: its position in this list.
-    pub id: u32,
-    pub initiator: u32,
-    pub responder: u32,
-    /// Index of the connection within its pair, from 0 to `NumConnections - 1`.
-    pub index: u32,
-    /// The Initiator instance's name (`application_name` in rdma-perf).
-    pub application_name: String,
-    /// Which application (position in `applications`) it belongs to.
-    #[serde(skip)]
-    pub app: usize,
-    pub traffic_class: u8,
-}
-
-/// Placement, pairing and connections.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Plan {
-    pub hosts: Vec<HostPlan>,
-    pub pairs: Vec<PairPlan>,
-    pub connections: Vec<ConnectionPlan>,
-}
-
-/// The component ratios of `apps`, in the order the placement rules go through them.
-pub fn ratios(apps: &[ScalaRdmaConfig]) -> Vec<ComponentRatio> {
-    apps.iter()
-        .enumerate()
-        .flat_map(|(app, c)| {
-            [
-                ComponentRatio {
-                    app,
-                    component: Component::Initiator,
-                    ratio: c.pr_scala_rdma_initiator.get(),
-                },
-                ComponentRatio {
-                    app,
-                    component: Component::Responder,
-                    ratio: c.pr_scala_rdma_responder.get(),
-                },
-            ]
-        })
-        .collect()
-}
-
-impl Plan {
-    /// Places, pairs (each application from its own stream `("pairing", app index)`) and lists
-    /// the connections: by application, then pair, then index within the pair.
-    pub fn compute(apps: &[ScalaRdmaConfig], num_hosts: usize, seed: u64) -> Result<Plan, PlacementError> {
-        let ratios = ratios(apps);
-        let counts = host_counts(&ratios, num_hosts)?;
-        let placements = assign_hosts(&counts, &ratios);
-        let hosts = placements
-            .iter()
-            .map(|p| HostPlan {
-                node_id: p.node_id,
-                application: apps[p.app].name.clone(),
-                component: match p.component {
-                    Component::Initiator => "initiator",
-                    Component::Responder => "responder",
-                },
+/// Pairs the placed Initiators and Responders (from the stream `("pairing", application index)`)
+/// and lists the connections by pair, then index within the pair; ids from 0.
+pub fn plan_of(cfg: &ScalaRdmaConfig, placed: &AppPlacement, seed: u64) -> Plan {
+    let empty = Vec::new();
+    let initiators = placed.hosts.get(INITIATOR).unwrap_or(&empty);
+    let responders = placed.hosts.get(RESPONDER).unwrap_or(&empty);
+    let mut hosts: Vec<HostPlan> = [INITIATOR, RESPONDER]
+        .into_iter()
+        .flat_map(|k| {
+            placed.hosts.get(k).into_iter().flatten().map(move |&node_id| HostPlan {
+                node_id,
+                application: cfg.name.clone(),
+                component: COMPONENTS[k],
             })
-            .collect();
-        let mut pairs = Vec::new();
-        let mut connections = Vec::new();
-        for (a, cfg) in apps.iter().enumerate() {
-            let initiators = nodes_of(&placements, a, Component::Initiator);
-            let responders = nodes_of(&placements, a, Component::Responder);
-            let mut rng = engine::rng::stream(seed, "pairing", a as u64);
-            for (i, r) in pair(&initiators, &responders, &mut rng) {
-                pairs.push(PairPlan {
-                    initiator: i,
-                    responder: r,
-                    application: cfg.name.clone(),
-                });
-                for index in 0..cfg.num_connections.get() {
-                    connections.push(ConnectionPlan {
-                        id: connections.len() as u32,
-                        initiator: i,
-                        responder: r,
-                        index,
-                        application_name: cfg.instance_name(i, r, index),
-                        app: a,
-                        traffic_class: cfg.rdma_data_packet_tc.get(),
-                    });
-                }
-            }
-        }
-        Ok(Plan {
-            hosts,
-            pairs,
-            connections,
         })
+        .collect();
+    hosts.sort_by_key(|h| h.node_id);
+    let mut pairs = Vec::new();
+    let mut connections = Vec::new();
+    let mut rng = engine::rng::stream(seed, "pairing", placed.index as u64);
+    for (i, r) in pair(initiators, responders, &mut rng) {
+        pairs.push(PairPlan {
+            initiator: i,
+            responder: r,
+            application: cfg.name.clone(),
+        });
+        for index in 0..cfg.num_connections.get() {
+            connections.push(ConnectionPlan {
+                id: connections.len() as u32,
+                initiator: i,
+                responder: r,
+                index,
+                application_name: cfg.instance_name(i, r, index),
+                app: placed.index,
+                traffic_class: cfg.rdma_data_packet_tc.get(),
+            });
+        }
     }
-
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a plan always serializes")
+    Plan {
+        hosts,
+        pairs,
+        connections,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use models::placement::{ComponentRatio, assign_hosts, host_counts, nodes_of};
 
     fn app(i: f64, r: f64) -> ScalaRdmaConfig {
-        ron::from_str(&format!("(prScalaRdmaInitiator: {i}, prScalaRdmaResponder: {r})")).unwrap()
+        engine::scenario::ron_options()
+            .from_str(&format!("(prScalaRdmaInitiator: {i}, prScalaRdmaResponder: {r})"))
+            .unwrap()
+    }
+
+    /// One application alone on `hosts`, placed by the shared rule.
+    fn placed(cfg: &ScalaRdmaConfig, hosts: usize) -> AppPlacement {
+        let ratios: Vec<ComponentRatio> = distribution(cfg)
+            .iter()
+            .enumerate()
+            .map(|(entry, e)| ComponentRatio {
+                app: 0,
+                entry,
+                component: e.component,
+                ratio: e.ratio.unwrap_or(0.5),
+            })
+            .collect();
+        let counts = host_counts(&ratios, hosts).unwrap();
+        let p = assign_hosts(&counts, &ratios);
+        AppPlacement {
+            index: 0,
+            ratios: ratios.iter().map(|r| r.ratio).collect(),
+            hosts: vec![nodes_of(&p, 0, INITIATOR), nodes_of(&p, 0, RESPONDER)],
+        }
+    }
+
+    fn plan(cfg: &ScalaRdmaConfig, hosts: usize, seed: u64) -> Plan {
+        plan_of(cfg, &placed(cfg, hosts), seed)
     }
 
     #[test]
     fn worked_examples_on_16_hosts() {
         // (ratios, initiators, responders, pairs) from the spec's worked example.
         for (i, r, ni, nr, np) in [(0.5, 0.5, 8, 8, 8), (0.9, 0.1, 15, 1, 15), (0.25, 0.75, 4, 12, 12)] {
-            let plan = Plan::compute(&[app(i, r)], 16, 18760).unwrap();
+            let plan = plan(&app(i, r), 16, 18760);
             let count = |c| plan.hosts.iter().filter(|h| h.component == c).count();
             assert_eq!((count("initiator"), count("responder")), (ni, nr), "{i}/{r}");
             assert_eq!(plan.pairs.len(), np);
@@ -153,7 +129,7 @@ mod tests {
     fn connections_per_pair_and_names() {
         let mut cfg = app(0.5, 0.5);
         cfg.num_connections = crate::config::NumConnections::new(4).unwrap();
-        let plan = Plan::compute(&[cfg], 16, 1).unwrap();
+        let plan = plan(&cfg, 16, 1);
         assert_eq!(plan.connections.len(), 8 * 4);
         let c = &plan.connections[5];
         assert_eq!(c.id, 5);
@@ -169,9 +145,9 @@ mod tests {
 
     #[test]
     fn seed_sets_the_pairs() {
-        let a = Plan::compute(&[app(0.5, 0.5)], 16, 18760).unwrap();
-        let b = Plan::compute(&[app(0.5, 0.5)], 16, 18760).unwrap();
-        let c = Plan::compute(&[app(0.5, 0.5)], 16, 18761).unwrap();
+        let a = plan(&app(0.5, 0.5), 16, 18760);
+        let b = plan(&app(0.5, 0.5), 16, 18760);
+        let c = plan(&app(0.5, 0.5), 16, 18761);
         assert_eq!(a, b);
         assert_ne!(a.pairs, c.pairs);
     }

@@ -33,6 +33,14 @@ pub const COLUMNS: [&str; 21] = [
     "ack_usec",
 ];
 
+/// Upper bound on rdma-perf's rows: WQEs completed at `rate_bps` (summed over the Initiators'
+/// links) for `span`, each at least `TRANSFER_SIZE_BYTES` of payload. Rounded up.
+pub fn max_rows(rate_bps: u128, span: SimTime) -> u64 {
+    let bits = rate_bps * span.0 as u128;
+    let per_wqe = 8 * crate::config::TRANSFER_SIZE_BYTES as u128 * SimTime::PS_PER_SEC as u128;
+    u64::try_from(bits.div_ceil(per_wqe)).unwrap_or(u64::MAX)
+}
+
 /// The open record.
 #[derive(Resource)]
 pub struct PerfRecord {

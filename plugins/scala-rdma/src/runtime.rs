@@ -4,10 +4,10 @@
 //! closed loop (post `MaxPendingWQEs`, then one more per completion, until the stop time).
 
 use crate::config::{ScalaRdmaConfig, StartType, TRANSFER_SIZE_BYTES};
-use crate::plan::{ConnectionPlan, Plan};
 use crate::record::PerfRecord;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
+use models::application::{AppPlacement, ConnectionPlan, ContractClaim, Plan, own_connection};
 use models::nic::{ConnectionSpec, Connections, NicContract, Wqe, WqeTimes};
 
 /// An Initiator instance: one per connection, on the Initiator's host.
@@ -40,13 +40,24 @@ pub struct ResponderInstance {
     pub initiator: u32,
 }
 
-/// The run's applications, their plan, and the instance entity of each connection.
+/// One `ScalaRdma((...))` entry of the scenario.
+#[derive(Clone, Debug)]
+pub struct ScalaEntry {
+    /// Its position in `applications`.
+    pub index: usize,
+    pub config: ScalaRdmaConfig,
+}
+
+/// The run's Scala RDMA applications, their part of the plan (with the run's connection ids),
+/// and the instance entity of each connection.
 #[derive(Resource, Debug)]
 pub struct ScalaRdma {
-    pub apps: Vec<ScalaRdmaConfig>,
+    pub entries: Vec<ScalaEntry>,
     pub plan: Plan,
+    /// By connection id; `Entity::PLACEHOLDER` for another application's connections.
     pub initiators: Vec<Entity>,
     pub kinds: AppKinds,
+    pub claim: ContractClaim,
     /// WQEs posted and completed since the start (the beacon's `tx_client`, `rx_client`).
     pub tx_client: u64,
     pub rx_client: u64,
@@ -63,43 +74,61 @@ pub struct AppKinds {
     pub contract: NicContract,
 }
 
-/// Builds the plan and the instances (in `BuildSet::Applications`).
-pub fn build_instances(world: &mut World) {
+impl ScalaRdma {
+    pub fn new(kinds: AppKinds, claim: ContractClaim) -> Self {
+        ScalaRdma {
+            entries: Vec::new(),
+            plan: Plan::default(),
+            initiators: Vec::new(),
+            kinds,
+            claim,
+            tx_client: 0,
+            rx_client: 0,
+            spare_wqes: Vec::new(),
+        }
+    }
+}
+
+/// Builds one entry's connections and instances from its placement (in `BuildSet::Applications`
+/// and the entry's `ApplicationSlot`), numbering them after the run's connections so far.
+pub fn build_entry(world: &mut World, config: &ScalaRdmaConfig, placed: &AppPlacement) {
     let seed = world.resource::<SimulationParameters>().RandomSeed;
-    let num_hosts = world.resource::<models::fabric::Fabric>().0.num_hosts();
-    let apps = world.resource::<crate::plugin::PendingApps>().apps.clone();
-    let kinds = world.resource::<crate::plugin::PendingApps>().kinds;
-    // The loader checked placement against the topology; failing here is a bug there.
-    let plan = Plan::compute(&apps, num_hosts, seed).expect("placement validated at load");
-    let mut initiators = Vec::with_capacity(plan.connections.len());
-    for c in &plan.connections {
-        let cfg = &apps[c.app];
+    let claim = world.resource::<ScalaRdma>().claim;
+    let part = crate::plan::plan_of(config, placed, seed);
+    let mut connections = Vec::with_capacity(part.connections.len());
+    for mut c in part.connections {
         let source = world.resource_mut::<EventQueue>().add_source();
-        world.resource_mut::<Connections>().list.push(ConnectionSpec {
+        let next = world.resource::<Connections>().list.len() as u32;
+        c.id = next;
+        let spec = ConnectionSpec {
             id: c.id,
             initiator: c.initiator,
             responder: c.responder,
             class: c.traffic_class,
-            doorbell_bytes: cfg.doorbell_bytes(),
-            udp_src_port: udp_source_port(seed, c),
+            doorbell_bytes: config.doorbell_bytes(),
+            udp_src_port: udp_source_port(seed, &c),
             source,
-        });
-        initiators.push(world.spawn(initiator_of(c, cfg, source)).id());
+        };
+        own_connection(world, claim, spec);
+        let initiator = world.spawn(initiator_of(&c, config, source)).id();
         world.spawn(ResponderInstance {
             connection: c.id,
             node: c.responder,
             initiator: c.initiator,
         });
+        let mut app = world.resource_mut::<ScalaRdma>();
+        app.initiators.resize(c.id as usize, Entity::PLACEHOLDER);
+        app.initiators.push(initiator);
+        connections.push(c);
     }
-    world.insert_resource(ScalaRdma {
-        apps,
-        plan,
-        initiators,
-        kinds,
-        tx_client: 0,
-        rx_client: 0,
-        spare_wqes: Vec::new(),
+    let mut app = world.resource_mut::<ScalaRdma>();
+    app.entries.push(crate::runtime::ScalaEntry {
+        index: placed.index,
+        config: config.clone(),
     });
+    app.plan.hosts.extend(part.hosts);
+    app.plan.pairs.extend(part.pairs);
+    app.plan.connections.extend(connections);
 }
 
 fn initiator_of(c: &ConnectionPlan, cfg: &ScalaRdmaConfig, source: SourceId) -> InitiatorInstance {
@@ -156,11 +185,11 @@ pub fn schedule_starts(world: &mut World) {
     listen.sort_unstable();
     listen.dedup();
     let mut requests = Vec::new();
-    for (a, cfg) in app.apps.iter().enumerate() {
-        let conns: Vec<&ConnectionPlan> = app.plan.connections.iter().filter(|c| c.app == a).collect();
+    for e in &app.entries {
+        let conns: Vec<&ConnectionPlan> = app.plan.connections.iter().filter(|c| c.app == e.index).collect();
         let ids: Vec<u32> = conns.iter().map(|c| c.id).collect();
         let times = start_times(
-            cfg.start_type,
+            e.config.start_type,
             timeline.client_window_start,
             timeline.client_window_end - timeline.client_window_start,
             &ids,

@@ -6,9 +6,10 @@ use engine::app::PluginGroupBuilder;
 use engine::clock::WallClock;
 use engine::prelude::*;
 use engine::records::Output;
+use models::application::AppPlacement;
 use models::fabric::{FabricConfig, FabricPlugin};
 use models::nic::NicContractPlugin;
-use scala_rdma::ScalaRdmaPlugin;
+use models::registry::ApplicationModel;
 
 /// Where the records go and what this run is called.
 #[derive(Clone, Debug)]
@@ -39,6 +40,20 @@ impl Plugin for ScenarioNic {
     }
 }
 
+/// The scenario's applications, each with its placement, added in scenario order: each in its
+/// `ApplicationSlot`, the slots ordered, then the NIC contract's events shared among them.
+pub struct ScenarioApplications(pub Vec<(Box<dyn ApplicationModel>, AppPlacement)>);
+
+impl Plugin for ScenarioApplications {
+    fn build(&self, app: &mut App) {
+        models::application::configure_slots(app, self.0.len());
+        for (model, placed) in &self.0 {
+            model.add_to(app, placed);
+        }
+        models::application::install_contract_handlers(app);
+    }
+}
+
 /// The scenario's plugins, in the order the build sets expect. A fork replaces one with
 /// `plugins(loaded).disable::<FabricPlugin>().add(MyFabricPlugin)` and `build_app_with`.
 pub fn plugins(loaded: &Loaded) -> PluginGroupBuilder {
@@ -47,9 +62,15 @@ pub fn plugins(loaded: &Loaded) -> PluginGroupBuilder {
         .add(FabricPlugin)
         .add(models::fabric::deadlock::PfcDeadlockPlugin)
         .add(ScenarioNic(loaded.scenario.nic.value.clone_box()))
-        .add(ScalaRdmaPlugin {
-            apps: loaded.scala_apps(),
-        })
+        .add(ScenarioApplications(
+            loaded
+                .scenario
+                .applications
+                .iter()
+                .zip(&loaded.placements)
+                .map(|(a, p)| (a.value.clone_box(), p.clone()))
+                .collect(),
+        ))
 }
 
 pub fn build_app(loaded: &Loaded, setup: &RunSetup) -> std::io::Result<App> {

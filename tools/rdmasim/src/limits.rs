@@ -6,7 +6,7 @@
 use crate::scenario::Loaded;
 use engine::SimTime;
 use engine::scenario::ScenarioError;
-use scala_rdma::config::TRANSFER_SIZE_BYTES;
+use models::application::EstimateContext;
 
 /// The most rows of one record a run may write: 100 million (about 10 GB of CSV at ~100 B a
 /// row). The default scenario writes 506 beacon rows and under a million rdma-perf rows.
@@ -17,15 +17,18 @@ pub const MAX_MEMORY_BYTES: u64 = 8 << 30;
 pub const WQE_BYTES: u64 = std::mem::size_of::<models::nic::Wqe>() as u64;
 
 /// The estimates for one scenario.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Estimate {
     /// One per tick: the ticks at k x BeaconReportInterval up to the stop time.
     pub beacon_rows: u64,
-    /// At most one per WQE the Initiators' links can carry from the client start window to
-    /// the stop time: line rate x time / (8 x 250,000 B).
-    pub perf_rows: u64,
-    /// Connections x MaxPendingWQEs, summed over the applications.
+    /// Each application record's rows at most, summed over the applications that write it
+    /// (rdma-perf: one per WQE the Initiators' links can carry from the client start window to
+    /// the stop time, line rate x time / (8 x 250,000 B)), in the order first written.
+    pub records: Vec<(&'static str, u64)>,
+    /// WQEs outstanding at most (connections x MaxPendingWQEs), summed over the applications.
     pub outstanding_wqes: u64,
+    /// The field that drives most of them (`applications[0].MaxPendingWQEs`).
+    pub outstanding_field: String,
 }
 
 /// Beacon ticks in `(0, stop]` at every `interval`.
@@ -33,40 +36,45 @@ pub fn beacon_rows(stop: SimTime, interval: SimTime) -> u64 {
     stop.0 / interval.0.max(1)
 }
 
-/// Upper bound on completed WQEs: `rate_bps` (summed over the Initiators' links) for `span`,
-/// each WQE at least `TRANSFER_SIZE_BYTES` of payload. Rounded up.
-pub fn perf_rows(rate_bps: u128, span: SimTime) -> u64 {
-    let bits = rate_bps * span.0 as u128;
-    let per_wqe = 8 * TRANSFER_SIZE_BYTES as u128 * SimTime::PS_PER_SEC as u128;
-    u64::try_from(bits.div_ceil(per_wqe)).unwrap_or(u64::MAX)
-}
-
 impl Estimate {
+    /// Each application estimates its own part (`ApplicationModel::estimate`).
     pub fn of(l: &Loaded) -> Estimate {
-        let initiators: Vec<u32> = l
-            .plan
-            .hosts
-            .iter()
-            .filter(|h| h.component == "initiator")
-            .map(|h| h.node_id)
-            .collect();
-        let rate: u128 = l
-            .topology
-            .links
-            .iter()
-            .map(|k| initiators.iter().filter(|&&n| n == k.a.0 || n == k.b.0).count() as u128 * k.rate.0 as u128)
-            .sum();
-        let apps = l.scala_apps();
-        let outstanding_wqes = l
-            .plan
-            .connections
-            .iter()
-            .map(|c| apps.get(c.app).map_or(0, |a| a.max_pending_wqes.get() as u64))
-            .sum();
+        let mut host_rate_bps = vec![0u128; l.topology.num_hosts];
+        for k in &l.topology.links {
+            for n in [k.a.0, k.b.0] {
+                if let Some(r) = host_rate_bps.get_mut(n as usize) {
+                    *r += k.rate.0 as u128;
+                }
+            }
+        }
+        let ctx = EstimateContext {
+            host_rate_bps: &host_rate_bps,
+            span: l.timeline.stop.saturating_sub(l.timeline.client_window_start),
+        };
+        let mut records: Vec<(&'static str, u64)> = Vec::new();
+        let (mut outstanding_wqes, mut most) = (0u64, (0u64, String::new()));
+        for (i, (a, part)) in l.scenario.applications.iter().zip(&l.parts).enumerate() {
+            let e = a.value.estimate(part, &ctx);
+            if let Some((name, rows)) = e.record {
+                match records.iter_mut().find(|r| r.0 == name) {
+                    Some(r) => r.1 = r.1.saturating_add(rows),
+                    None => records.push((name, rows)),
+                }
+            }
+            outstanding_wqes = outstanding_wqes.saturating_add(e.outstanding_wqes);
+            if most.1.is_empty() || e.outstanding_wqes > most.0 {
+                let field = match e.outstanding_field {
+                    "" => format!("applications[{i}]"),
+                    f => format!("applications[{i}].{f}"),
+                };
+                most = (e.outstanding_wqes, field);
+            }
+        }
         Estimate {
             beacon_rows: beacon_rows(l.timeline.stop, l.timeline.beacon_interval),
-            perf_rows: perf_rows(rate, l.timeline.stop.saturating_sub(l.timeline.client_window_start)),
+            records,
             outstanding_wqes,
+            outstanding_field: most.1,
         }
     }
 
@@ -95,22 +103,23 @@ impl Estimate {
                 ),
             );
         }
-        if self.perf_rows > MAX_ROWS {
-            return at(
-                "simulation.RunTime",
-                format!(
-                    "the rdma-perf record could have {} rows (the Initiators' line rate over {} s, one row per {TRANSFER_SIZE_BYTES} B WQE), over the limit of {MAX_ROWS}: shorten simulation.RunTime (or the timeline)",
-                    self.perf_rows,
-                    l.timeline
-                        .stop
-                        .saturating_sub(l.timeline.client_window_start)
-                        .as_secs_f64()
-                ),
-            );
+        for &(record, rows) in &self.records {
+            if rows > MAX_ROWS {
+                return at(
+                    "simulation.RunTime",
+                    format!(
+                        "the {record} record could have {rows} rows (what the applications can complete over {} s), over the limit of {MAX_ROWS}: shorten simulation.RunTime (or the timeline)",
+                        l.timeline
+                            .stop
+                            .saturating_sub(l.timeline.client_window_start)
+                            .as_secs_f64()
+                    ),
+                );
+            }
         }
         if self.memory_bytes() > MAX_MEMORY_BYTES {
             return at(
-                "applications[0].MaxPendingWQEs",
+                &self.outstanding_field,
                 format!(
                     "{} outstanding WQEs (connections x MaxPendingWQEs) would hold {} bytes at {WQE_BYTES} B each, over the limit of {MAX_MEMORY_BYTES} (8 GiB): lower MaxPendingWQEs or NumConnections",
                     self.outstanding_wqes,
@@ -124,11 +133,13 @@ impl Estimate {
 
 impl std::fmt::Display for Estimate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "estimate: {} beacon rows, ", self.beacon_rows)?;
+        for (record, rows) in &self.records {
+            write!(f, "at most {rows} {record} rows, ")?;
+        }
         write!(
             f,
-            "estimate: {} beacon rows, at most {} rdma-perf rows, {} outstanding WQEs (at least {} bytes)",
-            self.beacon_rows,
-            self.perf_rows,
+            "{} outstanding WQEs (at least {} bytes)",
             self.outstanding_wqes,
             self.memory_bytes()
         )
@@ -154,11 +165,12 @@ mod tests {
 
     #[test]
     fn perf_rows_are_bounded_by_line_rate() {
+        use scala_rdma::record::max_rows;
         // 8 Initiators at 400 Gbps for 0.504 s (0.002 to 0.506 s): 3.2e12 bit/s x 0.504 s
         // / 2e6 bit per WQE = 806,400 WQEs.
-        assert_eq!(perf_rows(8 * 400_000_000_000, SimTime(504_000_000_000)), 806_400);
+        assert_eq!(max_rows(8 * 400_000_000_000, SimTime(504_000_000_000)), 806_400);
         // Not a whole WQE: rounded up.
-        assert_eq!(perf_rows(1, SimTime(1)), 1);
+        assert_eq!(max_rows(1, SimTime(1)), 1);
     }
 
     #[test]
@@ -170,8 +182,9 @@ mod tests {
             e,
             Estimate {
                 beacon_rows: 506,
-                perf_rows: 806_400,
-                outstanding_wqes: 80
+                records: vec![("rdma-perf", 806_400)],
+                outstanding_wqes: 80,
+                outstanding_field: "applications[0].MaxPendingWQEs".into(),
             }
         );
         assert!(e.check(&l).is_ok());

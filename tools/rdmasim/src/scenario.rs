@@ -5,10 +5,11 @@
 use engine::params::{SimulationParameters, Timeline};
 use engine::registry::Selection;
 use engine::scenario::{FieldError, FieldPath, ScenarioError, apply_overrides, load, read_scenario, value_span};
+use models::application::{AppContext, AppPlacement, Plan, split_ratios};
 use models::fabric::SwitchConfig;
+use models::placement::{ComponentRatio, assign_hosts, host_counts, nodes_of};
 use models::registry::{APPLICATIONS, ApplicationModel, NICS, NicModel};
 use models::topology::{Topology, TopologyConfig};
-use scala_rdma::{Plan, ScalaRdmaConfig};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -48,23 +49,14 @@ pub struct Loaded {
     pub scenario: Scenario,
     pub timeline: Timeline,
     pub topology: Topology,
+    /// Each application's hosts, in scenario order.
+    pub placements: Vec<AppPlacement>,
+    /// Each application's part of the plan (connection ids from 0), in scenario order.
+    pub parts: Vec<Plan>,
+    /// The whole plan: the parts in scenario order, connections numbered as the run numbers them.
     pub plan: Plan,
     /// FNV-1a of the text: the manifest's scenario hash and part of `job_id`.
     pub hash: u64,
-}
-
-impl Loaded {
-    /// The Scala RDMA applications, in scenario order.
-    pub fn scala_apps(&self) -> Vec<ScalaRdmaConfig> {
-        scala_apps(&self.scenario)
-    }
-}
-
-fn scala_apps(s: &Scenario) -> Vec<ScalaRdmaConfig> {
-    s.applications
-        .iter()
-        .filter_map(|a| a.value.as_any().downcast_ref::<ScalaRdmaConfig>().cloned())
-        .collect()
 }
 
 /// Registers the built-in models (idempotent).
@@ -73,7 +65,8 @@ pub fn register_builtins() {
     ONCE.call_once(|| {
         NICS.register::<roce_nic::RoceNicConfig>("RoceNic");
         NICS.register::<ideal_nic::IdealNicConfig>("IdealNic");
-        APPLICATIONS.register::<ScalaRdmaConfig>("ScalaRdma");
+        APPLICATIONS.register::<scala_rdma::ScalaRdmaConfig>("ScalaRdma");
+        APPLICATIONS.register::<flows::FlowsConfig>("Flows");
     });
 }
 
@@ -126,7 +119,14 @@ impl Failure {
 }
 
 fn load_checked(file: &str, text: String) -> Result<Loaded, Failure> {
-    let scenario: Scenario = load(file, &text).map_err(|e| Failure::Load(Box::new(e)))?;
+    let mut scenario: Scenario = load(file, &text).map_err(|e| Failure::Load(Box::new(e)))?;
+    // Files an application names are relative to the scenario's folder.
+    let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+    for (i, a) in scenario.applications.iter_mut().enumerate() {
+        a.value
+            .load_files(dir)
+            .map_err(|e| Failure::Check(e.under(&format!("applications[{i}]"))))?;
+    }
     let loaded = check(text, scenario).map_err(Failure::Check)?;
     Ok(Loaded {
         file: file.to_string(),
@@ -237,18 +237,32 @@ fn check(text: String, scenario: Scenario) -> Result<Loaded, FieldError> {
             "list at least one application, e.g. [ScalaRdma(())]".into(),
         ));
     }
-    let pools = scenario.nic.value.pools();
-    let apps = scala_apps(&scenario);
-    for (i, a) in apps.iter().enumerate() {
-        a.validate_against_pools(&pools.egress, &pools.ingress)
-            .map_err(|e| at(&format!("applications[{i}].RdmaDataPacketTC"), e.to_string()))?;
+    let host_names: Vec<String> = topology.nodes[..topology.num_hosts]
+        .iter()
+        .map(|n| n.name.clone())
+        .collect();
+    let ctx = AppContext {
+        num_hosts: topology.num_hosts,
+        host_names: &host_names,
+        pools: scenario.nic.value.pools(),
+    };
+    for (i, a) in scenario.applications.iter().enumerate() {
+        let entry = format!("applications[{i}]");
+        a.value.validate().map_err(|e| e.under(&entry))?;
+        a.value.check(&ctx).map_err(|e| e.under(&entry))?;
     }
-    let plan = Plan::compute(&apps, topology.num_hosts, scenario.simulation.RandomSeed).map_err(|e| {
-        at(
-            "applications",
-            format!("{e} (the topology has {} hosts)", topology.num_hosts),
-        )
-    })?;
+    let placements = place(&scenario.applications, topology.num_hosts)?;
+    let seed = scenario.simulation.RandomSeed;
+    let parts: Vec<Plan> = scenario
+        .applications
+        .iter()
+        .zip(&placements)
+        .map(|(a, p)| a.value.plan(p, seed))
+        .collect();
+    let mut plan = Plan::default();
+    for part in &parts {
+        plan.append(part.clone());
+    }
     let hash = fnv1a(&text);
     Ok(Loaded {
         // `load_checked` names it.
@@ -257,7 +271,49 @@ fn check(text: String, scenario: Scenario) -> Result<Loaded, FieldError> {
         scenario,
         timeline,
         topology,
+        placements,
+        parts,
         plan,
         hash,
     })
+}
+
+/// Every application's hosts from the one budget: the ratios with the even split of those left
+/// out, then the spec's floor and top-up rule over all the entries, in scenario order, then node
+/// ids in that order (`models::placement`).
+fn place(apps: &[Selection<dyn ApplicationModel>], num_hosts: usize) -> Result<Vec<AppPlacement>, FieldError> {
+    let entries: Vec<_> = apps.iter().map(|a| a.value.distribution()).collect();
+    let split = split_ratios(&entries)?;
+    let ratios: Vec<ComponentRatio> = entries
+        .iter()
+        .zip(&split)
+        .enumerate()
+        .flat_map(|(app, (es, rs))| {
+            es.iter()
+                .zip(rs)
+                .enumerate()
+                .map(move |(entry, (e, &ratio))| ComponentRatio {
+                    app,
+                    entry,
+                    component: e.component,
+                    ratio,
+                })
+        })
+        .collect();
+    let placed = if ratios.is_empty() {
+        Vec::new()
+    } else {
+        let counts = host_counts(&ratios, num_hosts)
+            .map_err(|e| FieldError::new("applications", format!("{e} (the topology has {num_hosts} hosts)")))?;
+        assign_hosts(&counts, &ratios)
+    };
+    Ok(split
+        .into_iter()
+        .enumerate()
+        .map(|(index, ratios)| AppPlacement {
+            index,
+            hosts: (0..ratios.len()).map(|entry| nodes_of(&placed, index, entry)).collect(),
+            ratios,
+        })
+        .collect())
 }

@@ -4,11 +4,11 @@ use crate::interrupt::Interrupted;
 use crate::scenario::Loaded;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
+use models::application::AppReporters;
 use models::fabric::conservation::Conservation;
 use models::fabric::faults::FaultCounters;
 use models::nic::{DeliveredInWindow, NicLosses};
 use models::watchdog::WatchdogReport;
-use scala_rdma::{InitiatorInstance, ScalaRdma};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -79,11 +79,20 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
         .get_resource::<DeliveredInWindow>()
         .map(|d| d.bytes.clone())
         .unwrap_or_default();
-    let mut insts = world.query::<&InitiatorInstance>();
-    for i in insts.iter(world) {
-        let e = per_pair.entry((i.node, i.responder)).or_default();
-        e.0 += i.recorded;
-        e.1 += delivered.get(i.connection as usize).copied().unwrap_or(0);
+    let reporters = world
+        .get_resource::<AppReporters>()
+        .map(|r| r.0.clone())
+        .unwrap_or_default();
+    let (mut posted, mut completed) = (0, 0);
+    for report in reporters {
+        let figures = report(world);
+        posted += figures.wqes_posted;
+        completed += figures.wqes_completed;
+        for c in figures.connections {
+            let e = per_pair.entry((c.initiator, c.responder)).or_default();
+            e.0 += c.recorded_wqes;
+            e.1 += delivered.get(c.connection as usize).copied().unwrap_or(0);
+        }
     }
     let pairs = per_pair
         .into_iter()
@@ -99,9 +108,6 @@ pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
             },
         })
         .collect();
-    let (posted, completed) = world
-        .get_resource::<ScalaRdma>()
-        .map_or((0, 0), |a| (a.tx_client, a.rx_client));
     let wall = stats.wall.as_secs_f64().max(1e-9);
     Summary {
         simulation: name.to_string(),

@@ -1,38 +1,26 @@
-//! Placement: how many hosts run each component of each application, and which hosts.
+//! Placement: how many hosts run each distribution entry (a component: the Scala RDMA
+//! application's Initiator or Responder, another application's client or server) of each
+//! application, and which hosts. The platform's rule, not one application's: the ratios of all
+//! the applications of a scenario share one budget of hosts.
 //!
-//! The spec's rule, over the one budget that all the applications of a configuration share:
-//! a component with ratio r gets `floor(r x hosts)` hosts, at least 1; while the counts add up to
-//! fewer than the hosts, the components are visited in turn (application 0's Initiator, its
-//! Responder, application 1's Initiator, ...) and each whose share `count / hosts` is still below
-//! its ratio gets one more host. Every host ends up running exactly one component. Which host runs
-//! what is not in the spec; ours is [`assign_hosts`]: node ids in order, components in the same
-//! order as the top-up.
+//! The spec's rule: an entry with ratio r gets `floor(r x hosts)` hosts, at least 1; while the
+//! counts add up to fewer than the hosts, the entries are visited in turn (application 0's
+//! first entry, its second, application 1's first, ...) and each whose share `count / hosts` is
+//! still below its ratio gets one more host. Every host ends up running exactly one component.
+//! Which host runs what is not in the spec; ours is [`assign_hosts`]: node ids in order, entries
+//! in the same order as the top-up. The ratios themselves, with the even split of what the
+//! applications leave out, come from [`crate::application::split_ratios`].
 
-use std::fmt;
 use thiserror::Error;
 
-/// The two components of the Scala RDMA application.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub enum Component {
-    Initiator,
-    Responder,
-}
-
-impl fmt::Display for Component {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Component::Initiator => "Initiator",
-            Component::Responder => "Responder",
-        })
-    }
-}
-
-/// One component's distribution ratio (`prScalaRdmaInitiator` or `prScalaRdmaResponder` of
-/// application `app`, counting applications from 0 in configuration order).
+/// One entry's distribution ratio: entry `entry` (0 the client, 1 the server, as the application
+/// lists them) of application `app`, counting applications from 0 in configuration order.
+/// `component` names it in messages (`Initiator`).
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub struct ComponentRatio {
     pub app: usize,
-    pub component: Component,
+    pub entry: usize,
+    pub component: &'static str,
     pub ratio: f64,
 }
 
@@ -41,7 +29,7 @@ pub struct ComponentRatio {
 pub struct Placement {
     pub node_id: u32,
     pub app: usize,
-    pub component: Component,
+    pub entry: usize,
 }
 
 /// Why the ratios cannot be placed on the hosts.
@@ -53,11 +41,11 @@ pub enum PlacementError {
     )]
     InvalidRatio {
         app: usize,
-        component: Component,
+        component: &'static str,
         ratio: f64,
     },
     #[error("application {app}'s {component} ratio is given twice")]
-    DuplicateComponent { app: usize, component: Component },
+    DuplicateComponent { app: usize, component: &'static str },
     #[error(
         "the distribution ratios of all the applications add up to {sum}, not 1: they share one \
          budget of hosts, so change them until they sum to 1"
@@ -85,7 +73,7 @@ const HOST_SLACK: f64 = 1e-9;
 
 /// The number of hosts each component runs on, in the order of `ratios`.
 ///
-/// The top-up visits the components in (application, Initiator before Responder) order whatever
+/// The top-up visits the entries in (application, entry) order whatever
 /// the order of `ratios`. If a full pass of the top-up adds no host while some remain (which
 /// floating-point rounding could in principle cause, since the ratios need only sum to 1 within
 /// [`RATIO_SUM_TOLERANCE`]), the remaining hosts go one each to the components in that same
@@ -153,14 +141,14 @@ fn top_up(counts: &mut [usize], ratios: &[ComponentRatio], order: &[usize], host
     }
 }
 
-/// Indices of `ratios` in top-up order: by application, the Initiator first. Rejects a component
-/// listed twice.
+/// Indices of `ratios` in top-up order: by application, then entry (the client first). Rejects an
+/// entry listed twice.
 fn top_up_order(ratios: &[ComponentRatio]) -> Result<Vec<usize>, PlacementError> {
     let mut order: Vec<usize> = (0..ratios.len()).collect();
-    order.sort_by_key(|&i| (ratios[i].app, ratios[i].component));
+    order.sort_by_key(|&i| (ratios[i].app, ratios[i].entry));
     for w in order.windows(2) {
         let (a, b) = (&ratios[w[0]], &ratios[w[1]]);
-        if (a.app, a.component) == (b.app, b.component) {
+        if (a.app, a.entry) == (b.app, b.entry) {
             return Err(PlacementError::DuplicateComponent {
                 app: a.app,
                 component: a.component,
@@ -172,8 +160,8 @@ fn top_up_order(ratios: &[ComponentRatio]) -> Result<Vec<usize>, PlacementError>
 
 /// The hosts each component runs on, given `counts` from [`host_counts`] (same order as
 /// `ratios`). Ours, as the spec does not say: node ids from 0 in order, first application 0's
-/// Initiators, then its Responders, then application 1's Initiators, and so on. Returned in
-/// node-id order, one entry per host.
+/// first entry (the Scala RDMA Initiators), then its second (the Responders), then application
+/// 1's first, and so on. Returned in node-id order, one placement per host.
 ///
 /// # Panics
 /// If `counts` and `ratios` differ in length: `counts` must come from `host_counts(ratios, ..)`.
@@ -184,7 +172,7 @@ pub fn assign_hosts(counts: &[usize], ratios: &[ComponentRatio]) -> Vec<Placemen
         "counts must come from host_counts(ratios, ..)"
     );
     let mut order: Vec<usize> = (0..ratios.len()).collect();
-    order.sort_by_key(|&i| (ratios[i].app, ratios[i].component));
+    order.sort_by_key(|&i| (ratios[i].app, ratios[i].entry));
     let mut placements = Vec::with_capacity(counts.iter().sum());
     let mut node_id = 0u32;
     for i in order {
@@ -192,7 +180,7 @@ pub fn assign_hosts(counts: &[usize], ratios: &[ComponentRatio]) -> Vec<Placemen
             placements.push(Placement {
                 node_id,
                 app: ratios[i].app,
-                component: ratios[i].component,
+                entry: ratios[i].entry,
             });
             node_id += 1;
         }
@@ -200,11 +188,11 @@ pub fn assign_hosts(counts: &[usize], ratios: &[ComponentRatio]) -> Vec<Placemen
     placements
 }
 
-/// The node ids running `component` of application `app`, in node-id order.
-pub fn nodes_of(placements: &[Placement], app: usize, component: Component) -> Vec<u32> {
+/// The node ids running entry `entry` of application `app`, in node-id order.
+pub fn nodes_of(placements: &[Placement], app: usize, entry: usize) -> Vec<u32> {
     let mut nodes: Vec<u32> = placements
         .iter()
-        .filter(|p| p.app == app && p.component == component)
+        .filter(|p| p.app == app && p.entry == entry)
         .map(|p| p.node_id)
         .collect();
     nodes.sort_unstable();
@@ -214,21 +202,20 @@ pub fn nodes_of(placements: &[Placement], app: usize, component: Component) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Component::{Initiator, Responder};
+    const INITIATOR: (usize, &str) = (0, "Initiator");
+    const RESPONDER: (usize, &str) = (1, "Responder");
+
+    fn cr(app: usize, (entry, component): (usize, &'static str), ratio: f64) -> ComponentRatio {
+        ComponentRatio {
+            app,
+            entry,
+            component,
+            ratio,
+        }
+    }
 
     fn one_app(initiator: f64, responder: f64) -> Vec<ComponentRatio> {
-        vec![
-            ComponentRatio {
-                app: 0,
-                component: Initiator,
-                ratio: initiator,
-            },
-            ComponentRatio {
-                app: 0,
-                component: Responder,
-                ratio: responder,
-            },
-        ]
+        vec![cr(0, INITIATOR, initiator), cr(0, RESPONDER, responder)]
     }
 
     #[test]
@@ -267,31 +254,11 @@ mod tests {
         // is at its share (1 / 10 = 0.1); the next three are below theirs and take the 3 hosts
         // left; the last, below its share too, finds none left.
         let ratios = vec![
-            ComponentRatio {
-                app: 0,
-                component: Initiator,
-                ratio: 0.1,
-            },
-            ComponentRatio {
-                app: 0,
-                component: Responder,
-                ratio: 0.19,
-            },
-            ComponentRatio {
-                app: 1,
-                component: Initiator,
-                ratio: 0.19,
-            },
-            ComponentRatio {
-                app: 1,
-                component: Responder,
-                ratio: 0.26,
-            },
-            ComponentRatio {
-                app: 2,
-                component: Initiator,
-                ratio: 0.26,
-            },
+            cr(0, INITIATOR, 0.1),
+            cr(0, RESPONDER, 0.19),
+            cr(1, INITIATOR, 0.19),
+            cr(1, RESPONDER, 0.26),
+            cr(2, INITIATOR, 0.26),
         ];
         assert_eq!(host_counts(&ratios, 10), Ok(vec![1, 2, 2, 3, 2]));
     }
@@ -312,45 +279,30 @@ mod tests {
 
     #[test]
     fn two_applications_share_the_budget() {
-        let ratios: Vec<ComponentRatio> = [(0, Initiator), (0, Responder), (1, Initiator), (1, Responder)]
+        let ratios: Vec<ComponentRatio> = [(0, INITIATOR), (0, RESPONDER), (1, INITIATOR), (1, RESPONDER)]
             .into_iter()
-            .map(|(app, component)| ComponentRatio {
-                app,
-                component,
-                ratio: 0.25,
-            })
+            .map(|(app, c)| cr(app, c, 0.25))
             .collect();
         let counts = host_counts(&ratios, 16).unwrap();
         assert_eq!(counts, vec![4, 4, 4, 4]);
         let placed = assign_hosts(&counts, &ratios);
         assert_eq!(placed.len(), 16);
-        assert_eq!(nodes_of(&placed, 0, Initiator), vec![0, 1, 2, 3]);
-        assert_eq!(nodes_of(&placed, 0, Responder), vec![4, 5, 6, 7]);
-        assert_eq!(nodes_of(&placed, 1, Initiator), vec![8, 9, 10, 11]);
-        assert_eq!(nodes_of(&placed, 1, Responder), vec![12, 13, 14, 15]);
+        assert_eq!(nodes_of(&placed, 0, 0), vec![0, 1, 2, 3]);
+        assert_eq!(nodes_of(&placed, 0, 1), vec![4, 5, 6, 7]);
+        assert_eq!(nodes_of(&placed, 1, 0), vec![8, 9, 10, 11]);
+        assert_eq!(nodes_of(&placed, 1, 1), vec![12, 13, 14, 15]);
     }
 
     #[test]
     fn order_of_the_ratios_does_not_change_the_result() {
         // Responder listed first: the top-up still favours the Initiator, and the Initiators
         // still take the first node ids.
-        let ratios = vec![
-            ComponentRatio {
-                app: 0,
-                component: Responder,
-                ratio: 0.1,
-            },
-            ComponentRatio {
-                app: 0,
-                component: Initiator,
-                ratio: 0.9,
-            },
-        ];
+        let ratios = vec![cr(0, RESPONDER, 0.1), cr(0, INITIATOR, 0.9)];
         let counts = host_counts(&ratios, 16).unwrap();
         assert_eq!(counts, vec![1, 15]);
         let placed = assign_hosts(&counts, &ratios);
-        assert_eq!(nodes_of(&placed, 0, Initiator), (0..15).collect::<Vec<u32>>());
-        assert_eq!(nodes_of(&placed, 0, Responder), vec![15]);
+        assert_eq!(nodes_of(&placed, 0, 0), (0..15).collect::<Vec<u32>>());
+        assert_eq!(nodes_of(&placed, 0, 1), vec![15]);
     }
 
     #[test]
@@ -378,7 +330,7 @@ mod tests {
                     err,
                     PlacementError::InvalidRatio {
                         app: 0,
-                        component: Initiator,
+                        component: "Initiator",
                         ..
                     }
                 ),
@@ -402,18 +354,7 @@ mod tests {
         assert_eq!(err, PlacementError::RatiosDoNotSumToOne { sum: 1.1 });
         assert!(err.to_string().contains("add up to 1.1"), "{err}");
         // Within the tolerance: 0.1 + 0.2 is 0.30000000000000004.
-        let ratios = vec![
-            ComponentRatio {
-                app: 0,
-                component: Initiator,
-                ratio: 0.1 + 0.2,
-            },
-            ComponentRatio {
-                app: 0,
-                component: Responder,
-                ratio: 0.7,
-            },
-        ];
+        let ratios = vec![cr(0, INITIATOR, 0.1 + 0.2), cr(0, RESPONDER, 0.7)];
         assert_eq!(host_counts(&ratios, 10), Ok(vec![3, 7]));
     }
 
@@ -432,23 +373,7 @@ mod tests {
     #[test]
     fn at_least_one_can_overflow_the_hosts() {
         // 10 hosts: floor(9.8) = 9, then 1 and 1 for the two 0.01 ratios: 11 > 10.
-        let ratios = vec![
-            ComponentRatio {
-                app: 0,
-                component: Initiator,
-                ratio: 0.98,
-            },
-            ComponentRatio {
-                app: 0,
-                component: Responder,
-                ratio: 0.01,
-            },
-            ComponentRatio {
-                app: 1,
-                component: Initiator,
-                ratio: 0.01,
-            },
-        ];
+        let ratios = vec![cr(0, INITIATOR, 0.98), cr(0, RESPONDER, 0.01), cr(1, INITIATOR, 0.01)];
         let err = host_counts(&ratios, 10).unwrap_err();
         assert_eq!(err, PlacementError::TooManyHostsNeeded { needed: 11, hosts: 10 });
         assert!(err.to_string().contains("at least 1 host"), "{err}");
@@ -457,17 +382,13 @@ mod tests {
     #[test]
     fn duplicate_components_are_rejected() {
         let mut ratios = one_app(0.25, 0.5);
-        ratios.push(ComponentRatio {
-            app: 0,
-            component: Initiator,
-            ratio: 0.25,
-        });
+        ratios.push(cr(0, INITIATOR, 0.25));
         let err = host_counts(&ratios, 16).unwrap_err();
         assert_eq!(
             err,
             PlacementError::DuplicateComponent {
                 app: 0,
-                component: Initiator
+                component: "Initiator"
             }
         );
     }
