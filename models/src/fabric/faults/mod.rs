@@ -106,7 +106,7 @@ impl FaultState {
         }
         let into = |d: u32| {
             let l = &topo.links[(d / 2) as usize];
-            let to = if d % 2 == 0 { l.b.0 } else { l.a.0 };
+            let to = if d.is_multiple_of(2) { l.b.0 } else { l.a.0 };
             match topo.nodes[to as usize].kind {
                 NodeKind::Switch => FaultPart::Switches,
                 NodeKind::Host => FaultPart::Hosts,
