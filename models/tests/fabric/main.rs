@@ -3,6 +3,7 @@
 
 mod ecn;
 mod latency;
+mod ownership;
 mod pfc;
 mod priority;
 
