@@ -140,9 +140,14 @@ impl App {
         self.handlers.add_kind(name)
     }
 
-    /// Sets the handler of `kind`.
-    pub fn set_handler(&mut self, kind: EventKind, handler: impl Handler) -> &mut Self {
-        self.handlers.set(kind, Box::new(handler));
+    /// Declares an event kind whose data is a `P` (`event::TypedKind`).
+    pub fn add_typed_kind<P: crate::event::Payload>(&mut self, name: &'static str) -> crate::event::TypedKind<P> {
+        crate::event::TypedKind::new(self.add_event_kind(name))
+    }
+
+    /// Sets the handler of `kind` (an `EventKind` or a `TypedKind`).
+    pub fn set_handler(&mut self, kind: impl Into<EventKind>, handler: impl Handler) -> &mut Self {
+        self.handlers.set(kind.into(), Box::new(handler));
         self
     }
 
@@ -156,10 +161,10 @@ impl App {
     /// Wraps the handler serving `kind` (`Handlers::wrap`).
     pub fn wrap_handler(
         &mut self,
-        kind: EventKind,
+        kind: impl Into<EventKind>,
         wrap: impl FnOnce(Box<dyn Handler>) -> Box<dyn Handler>,
     ) -> &mut Self {
-        self.handlers.wrap(kind, wrap);
+        self.handlers.wrap(kind.into(), wrap);
         self
     }
 

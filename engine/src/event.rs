@@ -21,12 +21,14 @@
 
 mod channel;
 mod heap;
+mod typed;
 
 use crate::time::SimTime;
 use bevy_ecs::prelude::Resource;
 pub use channel::ChannelKey;
 use channel::{Channel, ChannelSets};
 use heap::{Entry, QuadHeap};
+pub use typed::{Payload, TypedKind};
 
 /// An event kind: an index into the dispatch table, handed out by `App::add_event_kind`.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]

@@ -58,7 +58,7 @@ pub use units::{Duration, Rate, Size};
 pub mod prelude {
     pub use crate::app::{App, Plugin, PluginGroup, PluginGroupBuilder};
     pub use crate::dispatch::Handler;
-    pub use crate::event::{ChannelKey, EventKind, EventQueue, SimEvent, SourceId};
+    pub use crate::event::{ChannelKey, EventKind, EventQueue, Payload, SimEvent, SourceId, TypedKind};
     pub use crate::params::{SimulationParameters, Timeline};
     pub use crate::phases::{BeaconTick, Build, Finish, Start};
     pub use crate::records::{RecordId, Records};

@@ -1,32 +1,16 @@
 //! What a scenario selects by name: the NIC model (`nic: RoceNic((...))`) and each application
 //! (`applications: [ScalaRdma((...))]`). A plugin crate implements `NicModel` or
-//! `ApplicationModel` for its config type; the program registers the built-in ones, and a fork
+//! `ApplicationModel` for its config type (`NicModel` lives with the rest of the NIC contract,
+//! in `models::nic`, and is re-exported here); the program registers the built-in ones, and a fork
 //! registers its own with `NICS.register::<MyNicConfig>("MyNic")` before loading a scenario.
 
 use crate::application::{AppContext, AppEstimate, AppPlacement, DistributionEntry, EstimateContext, Plan};
-use crate::nic::NicPools;
+pub use crate::nic::NicModel;
 use engine::app::App;
 use engine::registry::{Registered, Registry};
 use engine::scenario::FieldError;
 use std::fmt::Debug;
 use std::path::Path;
-
-/// A NIC model's config, as a scenario selects it.
-pub trait NicModel: Debug + Send + Sync + 'static {
-    /// Checks the config; the error's field is relative to `nic` (`Mss`,
-    /// `EgressBufferManager.BufferSize`), so the loader can point at it.
-    fn validate(&self) -> Result<(), engine::scenario::FieldError>;
-    /// The traffic classes with transmit and receive pools.
-    fn pools(&self) -> NicPools;
-    /// The port rate, when the model has one (the host links must match it).
-    fn port_rate(&self) -> Option<engine::Rate> {
-        None
-    }
-    /// Adds the NIC's plugin(s) to `app`.
-    fn add_to(&self, app: &mut App);
-    /// A copy, for plugin groups that own their plugins.
-    fn clone_box(&self) -> Box<dyn NicModel>;
-}
 
 /// An application's config, as a scenario lists it. The program never looks inside one: it
 /// asks for the entries it places, checks, plans and estimates through these methods, and adds

@@ -69,16 +69,16 @@ pub fn install_contract_handlers(app: &mut App) {
         _ => {
             app.set_handler(
                 contract.established,
-                |w: &mut World, q: &mut EventQueue, ev: SimEvent| {
-                    let h = handlers_of(w, ev.data as u32).established;
+                move |w: &mut World, q: &mut EventQueue, ev: SimEvent| {
+                    let h = handlers_of(w, contract.established.payload(&ev)).established;
                     h(w, q, ev)
                 },
             );
             app.set_handler(
                 contract.wqe_completed,
-                |w: &mut World, q: &mut EventQueue, ev: SimEvent| {
+                move |w: &mut World, q: &mut EventQueue, ev: SimEvent| {
                     let conn = w
-                        .get::<Wqe>(Entity::from_bits(ev.data))
+                        .get::<Wqe>(contract.wqe_completed.payload(&ev))
                         .expect("a completed WQE is an entity")
                         .connection;
                     let h = handlers_of(w, conn).wqe_completed;

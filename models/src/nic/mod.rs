@@ -3,13 +3,13 @@
 //!
 //! Event kinds (declared by `NicContractPlugin`, each with exactly one handler):
 //!
-//! | kind | from -> to | target | data |
+//! | kind | from -> to | target | payload |
 //! | --- | --- | --- | --- |
-//! | `listen` | app -> NIC | Responder host | connection id |
-//! | `connect` | app -> NIC | Initiator host | connection id |
-//! | `established` | NIC -> app | Initiator host | connection id |
-//! | `post_wqe` | app -> NIC | Initiator host | WQE entity (`Entity::to_bits`) |
-//! | `wqe_completed` | NIC -> app | Initiator host | WQE entity |
+//! | `listen` | app -> NIC | Responder host | `()` |
+//! | `connect` | app -> NIC | Initiator host | connection id, `u32` |
+//! | `established` | NIC -> app | Initiator host | connection id, `u32` |
+//! | `post_wqe` | app -> NIC | Initiator host | the WQE's `Entity` |
+//! | `wqe_completed` | NIC -> app | Initiator host | the WQE's `Entity` |
 //! | `FabricKinds::to_host` | fabric -> NIC | link direction id | the packet, in channel `FabricKinds::packet` |
 //!
 //! Setup follows the spec: on `connect` the Initiator's NIC sends a connection request across
@@ -24,21 +24,84 @@
 //! every frame with `LinkDirection::launch_from_host` (which counts the data packets the run's
 //! conservation check takes as sent). A packet reaching a host fires `FabricKinds::to_host`,
 //! which the NIC passes to `HostIngress::accept` (the fabric declares that kind).
+//!
+//! Everything a NIC implements and may rely on is here: the kinds and their payload types
+//! (`NicContract`), the scenario's selection (`NicModel`, registered in
+//! `models::registry::NICS`), the build order (`BuildSet`), the host's port (`HostPort`,
+//! `HostIngress`), the pools an application checks (`NicPools`), and what the NIC reports
+//! (`WqeTimes`, `DeliveredInWindow`, `NicLosses`, `QpDiagnostics`).
+//!
+//! # Example
+//!
+//! The smallest NIC that keeps the contract's promises to an application: it answers `connect`
+//! with `established` and completes every WQE the instant it is posted, sending nothing (a
+//! real NIC would put frames on `HostPort::wire` and take arrivals through `HostIngress`).
+//!
+//! ```no_run
+//! use bevy_ecs::prelude::*;
+//! use engine::prelude::*;
+//! use engine::scenario::FieldError;
+//! use models::nic::{NicContract, NicModel, NicPools, Wqe};
+//!
+//! /// `nic: Instant(())` once registered: `NICS.register::<InstantConfig>("Instant")`.
+//! #[derive(Clone, Debug, Default, serde::Deserialize)]
+//! struct InstantConfig {}
+//!
+//! impl NicModel for InstantConfig {
+//!     fn validate(&self) -> Result<(), FieldError> {
+//!         Ok(())
+//!     }
+//!     fn pools(&self) -> NicPools {
+//!         NicPools { egress: [true; 8], ingress: [true; 8] }
+//!     }
+//!     fn add_to(&self, app: &mut App) {
+//!         let c = *app.world.resource::<NicContract>();
+//!         app.set_handler(c.listen, |_: &mut World, _: &mut EventQueue, _: SimEvent| {});
+//!         app.set_handler(c.connect, move |_: &mut World, q: &mut EventQueue, ev: SimEvent| {
+//!             let connection: u32 = c.connect.payload(&ev);
+//!             c.established.schedule(q, ev.time, SourceId::ENGINE, ev.target, connection);
+//!         });
+//!         app.set_handler(c.post_wqe, move |w: &mut World, q: &mut EventQueue, ev: SimEvent| {
+//!             let wqe: Entity = c.post_wqe.payload(&ev);
+//!             let mut row = w.get_mut::<Wqe>(wqe).expect("a posted WQE is an entity");
+//!             let t = &mut row.times;
+//!             (t.at_nic, t.started, t.first_tx, t.last_rx, t.completed) = (ev.time, ev.time, ev.time, ev.time, ev.time);
+//!             row.completed = true;
+//!             c.wqe_completed.schedule(q, ev.time, SourceId::ENGINE, ev.target, wqe);
+//!         });
+//!     }
+//!     fn clone_box(&self) -> Box<dyn NicModel> {
+//!         Box::new(self.clone())
+//!     }
+//! }
+//!
+//! impl engine::registry::Choice<dyn NicModel> for InstantConfig {
+//!     fn boxed(self) -> Box<dyn NicModel> {
+//!         Box::new(self)
+//!     }
+//! }
+//!
+//! models::registry::NICS.register::<InstantConfig>("Instant");
+//! ```
 
+mod model;
 pub mod port;
 
+pub use crate::sets::BuildSet;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
+pub use model::NicModel;
 pub use port::{HostIngress, HostPort};
 
-/// The contract's event kinds.
+/// The contract's event kinds, each with the type of its payload: a connection id, a WQE entity,
+/// or nothing.
 #[derive(Resource, Clone, Copy, Debug)]
 pub struct NicContract {
-    pub listen: EventKind,
-    pub connect: EventKind,
-    pub established: EventKind,
-    pub post_wqe: EventKind,
-    pub wqe_completed: EventKind,
+    pub listen: TypedKind<()>,
+    pub connect: TypedKind<u32>,
+    pub established: TypedKind<u32>,
+    pub post_wqe: TypedKind<Entity>,
+    pub wqe_completed: TypedKind<Entity>,
 }
 
 /// One connection between an Initiator instance and a Responder instance.
@@ -203,11 +266,11 @@ pub struct NicContractPlugin;
 impl Plugin for NicContractPlugin {
     fn build(&self, app: &mut App) {
         let contract = NicContract {
-            listen: app.add_event_kind("nic.listen"),
-            connect: app.add_event_kind("nic.connect"),
-            established: app.add_event_kind("nic.established"),
-            post_wqe: app.add_event_kind("nic.post_wqe"),
-            wqe_completed: app.add_event_kind("nic.wqe_completed"),
+            listen: app.add_typed_kind("nic.listen"),
+            connect: app.add_typed_kind("nic.connect"),
+            established: app.add_typed_kind("nic.established"),
+            post_wqe: app.add_typed_kind("nic.post_wqe"),
+            wqe_completed: app.add_typed_kind("nic.wqe_completed"),
         };
         app.insert_resource(contract);
         app.insert_resource(Connections::default());

@@ -108,16 +108,14 @@ pub fn schedule_starts(world: &mut World) {
     let connects: Vec<(u32, u32, SourceId)> = run.flows.iter().map(|f| (f.connection, f.flow.src, f.source)).collect();
     let mut q = world.resource_mut::<EventQueue>();
     for host in listen {
-        q.schedule(timeline.responders_start, SourceId::ENGINE, contract.listen, host, 0);
+        contract
+            .listen
+            .schedule(&mut q, timeline.responders_start, SourceId::ENGINE, host, ());
     }
     for (conn, host, source) in connects {
-        q.schedule(
-            timeline.client_window_start,
-            source,
-            contract.connect,
-            host,
-            conn as u64,
-        );
+        contract
+            .connect
+            .schedule(&mut q, timeline.client_window_start, source, host, conn);
     }
 }
 
@@ -125,7 +123,7 @@ pub fn schedule_starts(world: &mut World) {
 pub fn on_established(world: &mut World, q: &mut EventQueue, ev: SimEvent) {
     let mut run = world.resource_mut::<FlowsRun>();
     let start_kind = run.kinds.start;
-    let i = run.index(ev.data as u32);
+    let i = run.index(run.kinds.contract.established.payload(&ev));
     let f = &mut run.flows[i];
     f.established_at = Some(ev.time);
     q.schedule(f.flow.start.max(ev.time), f.source, start_kind, ev.target, ev.data);
@@ -179,13 +177,13 @@ fn post(world: &mut World, q: &mut EventQueue, i: usize, wqe: Entity, bytes: u64
         },
         completed: false,
     };
-    q.schedule(now, source, post_kind, node, wqe.to_bits());
+    post_kind.schedule(q, now, source, node, wqe);
 }
 
 /// `nic.wqe_completed`: count it; a stream posts the next WRITE in the same entity; a finite
 /// flow's last WRITE finishes it and writes its flow-fct row.
 pub fn on_completed(world: &mut World, q: &mut EventQueue, ev: SimEvent) {
-    let wqe = Entity::from_bits(ev.data);
+    let wqe = world.resource::<FlowsRun>().kinds.contract.wqe_completed.payload(&ev);
     let conn = world.get::<Wqe>(wqe).expect("completed WQE entity").connection;
     let window = models::nic::recording_window(world);
     let (i, finished) = {

@@ -41,8 +41,8 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
 use logic::NicHandler;
+use models::nic::BuildSet;
 use models::nic::{NicContract, NicPools};
-use models::sets::BuildSet;
 
 /// The ideal NIC's systems (its `Build` system, `spawn_nics`), for others to order against.
 #[derive(SystemSet, Clone, Debug, PartialEq, Eq, Hash)]
@@ -79,7 +79,13 @@ impl Plugin for IdealNicPlugin {
             .get_resource::<models::fabric::FabricKinds>()
             .expect("IdealNicPlugin needs a fabric plugin added before it");
         app.set_handler_for(
-            &[fabric.to_host, contract.listen, contract.connect, contract.post_wqe, tx],
+            &[
+                fabric.to_host,
+                contract.listen.kind(),
+                contract.connect.kind(),
+                contract.post_wqe.kind(),
+                tx,
+            ],
             NicHandler::default(),
         );
         app.add_systems(Build, spawn_nics.in_set(BuildSet::Nics).in_set(IdealNicSystems));

@@ -131,9 +131,8 @@ impl NicLogic {
 
     /// `post_wqe`: no PCIe, so the WQE is at the NIC at once; it starts now if its connection
     /// is set up and has nothing on the wire, else waits in post order.
-    fn post_wqe(&mut self, world: &mut World, q: &mut EventQueue, host: u32, data: u64) {
+    fn post_wqe(&mut self, world: &mut World, q: &mut EventQueue, host: u32, entity: Entity) {
         let now = q.now();
-        let entity = Entity::try_from_bits(data).expect("post_wqe carries a WQE entity");
         let (connection, bytes, posted) = {
             let w = self
                 .wqe_q
@@ -275,7 +274,7 @@ impl NicLogic {
             w.times = times;
             w.completed = true;
         }
-        q.schedule(now, source, self.contract.wqe_completed, host, done.wqe.to_bits());
+        self.contract.wqe_completed.schedule(q, now, source, host, done.wqe);
         self.pump(q, host);
     }
 
@@ -359,7 +358,7 @@ impl NicLogic {
             qpn: pkt.qp,
             created_at: now,
         });
-        q.schedule(now, source, self.contract.established, host, connection as u64);
+        self.contract.established.schedule(q, now, source, host, connection);
         self.pump(q, host);
     }
 
@@ -450,9 +449,9 @@ impl Handler for NicHandler {
         } else if ev.kind == logic.tx {
             logic.on_tx(q, ev.target);
         } else if ev.kind == c.post_wqe {
-            logic.post_wqe(world, q, ev.target, ev.data);
+            logic.post_wqe(world, q, ev.target, c.post_wqe.payload(ev));
         } else if ev.kind == c.connect {
-            logic.connect(world, q, ev.target, ev.data as u32);
+            logic.connect(world, q, ev.target, c.connect.payload(ev));
         } else if ev.kind == c.listen {
             logic.listen(ev.target);
         } else {

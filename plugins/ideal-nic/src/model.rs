@@ -2,8 +2,8 @@
 //! plugin.
 
 use crate::{IdealNicConfig, IdealNicPlugin};
+use models::nic::NicModel;
 use models::nic::NicPools;
-use models::registry::NicModel;
 
 impl NicModel for IdealNicConfig {
     fn validate(&self) -> Result<(), engine::scenario::FieldError> {

@@ -14,10 +14,10 @@ use engine::prelude::*;
 use engine::store::Store;
 use models::fabric::switch::send_pfc_data;
 use models::fabric::{Fabric, FabricConfig, FabricPlugin, SwitchConfig};
+use models::nic::BuildSet;
 use models::nic::HostPort;
 use models::nic::*;
 use models::packet::{Packet, PacketKind};
-use models::sets::BuildSet;
 use models::topology::{StarTopology, TopologyConfig};
 use models::wire::{CM_MESSAGE_BYTES, Opcode, PFC_FRAME_BYTES, ROCE_ACK_BYTES};
 
@@ -51,16 +51,18 @@ impl Plugin for TinyApp {
         app.world.resource_mut::<Script>().kinds = Some((post, pfc));
         app.set_handler(
             contract.established,
-            |w: &mut World, _: &mut EventQueue, ev: SimEvent| {
-                w.resource_mut::<Script>().established.push((ev.data as u32, ev.time));
+            move |w: &mut World, _: &mut EventQueue, ev: SimEvent| {
+                w.resource_mut::<Script>()
+                    .established
+                    .push((contract.established.payload(&ev), ev.time));
             },
         );
         app.set_handler(
             contract.wqe_completed,
-            |w: &mut World, _: &mut EventQueue, ev: SimEvent| {
+            move |w: &mut World, _: &mut EventQueue, ev: SimEvent| {
                 w.resource_mut::<Script>()
                     .completed
-                    .push((Entity::from_bits(ev.data), ev.time));
+                    .push((contract.wqe_completed.payload(&ev), ev.time));
             },
         );
         app.set_handler(post, move |w: &mut World, q: &mut EventQueue, ev: SimEvent| {
@@ -83,7 +85,7 @@ impl Plugin for TinyApp {
                 })
                 .id();
             w.resource_mut::<Script>().posted.push(e);
-            q.schedule(ev.time, source, contract.post_wqe, initiator, e.to_bits());
+            contract.post_wqe.schedule(q, ev.time, source, initiator, e);
         });
         app.set_handler(pfc, |w: &mut World, q: &mut EventQueue, ev: SimEvent| {
             // The switch sends the frame down its port towards the host, as its PFC logic would;
@@ -123,9 +125,11 @@ fn start(world: &mut World) {
     let mut q = world.resource_mut::<EventQueue>();
     for (id, &(initiator, responder)) in s.conns.iter().enumerate() {
         if s.listen {
-            q.schedule(SimTime::ZERO, s.sources[id], contract.listen, responder, id as u64);
+            contract.listen.schedule(&mut q, SimTime::ZERO, s.sources[id], responder, ());
         }
-        q.schedule(SimTime::ZERO, s.sources[id], contract.connect, initiator, id as u64);
+        contract
+            .connect
+            .schedule(&mut q, SimTime::ZERO, s.sources[id], initiator, id as u32);
     }
     for (i, &(conn, _, at)) in s.posts.iter().enumerate() {
         q.schedule(at, s.sources[conn as usize], post, 0, i as u64);

@@ -13,7 +13,7 @@ pub use config::RoceNicConfig;
 pub use plugin::{RoceNicPlugin, RoceNics};
 pub use state::{NicCounters, RoceNic};
 
-impl models::registry::NicModel for RoceNicConfig {
+impl models::nic::NicModel for RoceNicConfig {
     fn validate(&self) -> Result<(), engine::scenario::FieldError> {
         RoceNicConfig::validate(self)
     }
@@ -29,13 +29,13 @@ impl models::registry::NicModel for RoceNicConfig {
     fn add_to(&self, app: &mut engine::app::App) {
         app.add_plugins(RoceNicPlugin { config: self.clone() });
     }
-    fn clone_box(&self) -> Box<dyn models::registry::NicModel> {
+    fn clone_box(&self) -> Box<dyn models::nic::NicModel> {
         Box::new(self.clone())
     }
 }
 
-impl engine::registry::Choice<dyn models::registry::NicModel> for RoceNicConfig {
-    fn boxed(self) -> Box<dyn models::registry::NicModel> {
+impl engine::registry::Choice<dyn models::nic::NicModel> for RoceNicConfig {
+    fn boxed(self) -> Box<dyn models::nic::NicModel> {
         Box::new(self)
     }
 }

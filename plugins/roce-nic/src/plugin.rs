@@ -43,9 +43,8 @@ impl Plugin for RoceNicPlugin {
             tx: app.add_event_kind("roce.tx"),
             rto: app.add_event_kind("roce.rto"),
             resume: app.add_event_kind("roce.resume"),
-            doorbell: app.add_event_kind("roce.doorbell"),
-            wqe_completed: contract.wqe_completed,
-            established: contract.established,
+            doorbell: app.add_typed_kind("roce.doorbell"),
+            contract,
         };
         app.insert_resource(NicPools {
             egress: self.config.EgressBufferManager.has_pool(),
@@ -61,10 +60,10 @@ impl Plugin for RoceNicPlugin {
         app.set_handler_for(
             &[
                 fabric.to_host,
-                contract.listen,
-                contract.connect,
-                contract.post_wqe,
-                ctx.doorbell,
+                contract.listen.kind(),
+                contract.connect.kind(),
+                contract.post_wqe.kind(),
+                ctx.doorbell.kind(),
                 ctx.tx,
                 ctx.rto,
                 ctx.resume,
@@ -147,10 +146,10 @@ impl HandlerState {
         let ctx = world.resource::<RoceNics>().ctx.clone();
         let contract = *world.resource::<NicContract>();
         let routed = [
-            (contract.listen, Op::Listen),
-            (contract.connect, Op::Connect),
-            (contract.post_wqe, Op::Post),
-            (ctx.doorbell, Op::Doorbell),
+            (contract.listen.kind(), Op::Listen),
+            (contract.connect.kind(), Op::Connect),
+            (contract.post_wqe.kind(), Op::Post),
+            (ctx.doorbell.kind(), Op::Doorbell),
             (ctx.tx, Op::Tx),
             (ctx.rto, Op::Rto),
             (ctx.resume, Op::Resume),
@@ -267,10 +266,9 @@ impl RoceHandler {
     /// A contract request or one of the NIC's own events.
     fn handle_op(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
         let host = ev.target;
-        let op = self
-            .st
-            .as_ref()
-            .and_then(|st| st.ops.get(ev.kind.0 as usize).copied().flatten());
+        let st = self.st.as_ref().expect("initialized at the first event");
+        let (contract, doorbell) = (st.ctx.contract, st.ctx.doorbell);
+        let op = st.ops.get(ev.kind.0 as usize).copied().flatten();
         let Some(op) = op else {
             panic!(
                 "event kind {} was routed to the RoCE NIC, which does not handle it",
@@ -280,7 +278,7 @@ impl RoceHandler {
         match op {
             Op::Listen => self.with(world, host, |p, _, _| p.nic.listening = true),
             Op::Connect => {
-                let spec = world.resource::<Connections>().list[ev.data as usize].clone();
+                let spec = world.resource::<Connections>().list[contract.connect.payload(ev) as usize].clone();
                 self.with(world, host, |p, ctx, _| {
                     let qpn = p.nic.qps.len() as u32;
                     let flow = models::topology::routing::flow_hash(host, spec.responder, spec.udp_src_port, 4791);
@@ -307,7 +305,7 @@ impl RoceHandler {
                 });
             }
             Op::Post => {
-                let wqe = Entity::from_bits(ev.data);
+                let wqe = contract.post_wqe.payload(ev);
                 let conn = world.get::<Wqe>(wqe).expect("posted WQE entity").connection;
                 let doorbell = world.resource::<Connections>().list[conn as usize].doorbell_bytes;
                 let number = world.get::<Wqe>(wqe).map_or(0, |w| w.number);
@@ -316,10 +314,10 @@ impl RoceHandler {
                     let at = p.pcie.host_write(&ctx.cfg.Pcie, q.now(), doorbell);
                     (at, p.nic.source, ctx.doorbell)
                 });
-                q.schedule(source.0, source.1, source.2, host, ev.data);
+                source.2.schedule(q, source.0, source.1, host, wqe);
             }
             Op::Doorbell => {
-                let wqe = Entity::from_bits(ev.data);
+                let wqe = doorbell.payload(ev);
                 let (conn, number, bytes, mut times) = {
                     let w = world.get::<Wqe>(wqe).expect("posted WQE entity");
                     (w.connection, w.number, w.bytes, w.times)

@@ -252,7 +252,9 @@ impl Parts<'_> {
             wqe: a.wqe,
             times: a.times,
         });
-        q.schedule(now, self.nic.source, ctx.wqe_completed, self.nic.host, a.wqe.to_bits());
+        ctx.contract
+            .wqe_completed
+            .schedule(q, now, self.nic.source, self.nic.host, a.wqe);
         self.activate_next(q, ctx, qpn);
     }
 
@@ -298,7 +300,9 @@ impl Parts<'_> {
         }));
         let ack = cm_packet(self.nic.host, &pkt, PacketKind::ConnectAck, pkt.aux, qpn, flow);
         self.send_ctrl(q, ctx, ack, false);
-        q.schedule(now, self.nic.source, ctx.established, self.nic.host, conn as u64);
+        ctx.contract
+            .established
+            .schedule(q, now, self.nic.source, self.nic.host, conn);
         self.activate_next(q, ctx, qpn);
     }
 }

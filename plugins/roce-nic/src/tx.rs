@@ -12,8 +12,10 @@
 use crate::config::RoceNicConfig;
 use crate::state::{Active, RoceNic, Waiting};
 
+use bevy_ecs::entity::Entity;
 use engine::prelude::*;
 use models::fabric::link::LinkDirection;
+use models::nic::NicContract;
 use models::packet::{Packet, PacketKind, ecn};
 use models::pcie::PcieLink;
 use models::trace::{TraceEvent, TracePoint};
@@ -26,9 +28,9 @@ pub struct Ctx {
     pub tx: EventKind,
     pub rto: EventKind,
     pub resume: EventKind,
-    pub doorbell: EventKind,
-    pub wqe_completed: EventKind,
-    pub established: EventKind,
+    /// The doorbell reached the NIC: the WQE's entity.
+    pub doorbell: TypedKind<Entity>,
+    pub contract: NicContract,
 }
 
 impl Ctx {

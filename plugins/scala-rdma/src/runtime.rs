@@ -201,11 +201,13 @@ pub fn schedule_starts(world: &mut World) {
     let specs: Vec<SourceId> = world.resource::<Connections>().list.iter().map(|c| c.source).collect();
     let mut q = world.resource_mut::<EventQueue>();
     for host in listen {
-        q.schedule(timeline.responders_start, SourceId::ENGINE, contract.listen, host, 0);
+        contract
+            .listen
+            .schedule(&mut q, timeline.responders_start, SourceId::ENGINE, host, ());
     }
     let mut stamps = Vec::new();
     for (id, host, t) in requests {
-        q.schedule(t, specs[id as usize], contract.connect, host, id as u64);
+        contract.connect.schedule(&mut q, t, specs[id as usize], host, id);
         stamps.push((initiators[id as usize], t));
     }
     for (e, t) in stamps {
@@ -215,7 +217,7 @@ pub fn schedule_starts(world: &mut World) {
 
 /// `nic.established`: setup done; data starts at the end of the window, or now if later.
 pub fn on_established(world: &mut World, q: &mut EventQueue, ev: SimEvent) {
-    let conn = ev.data as u32;
+    let conn = world.resource::<ScalaRdma>().kinds.contract.established.payload(&ev);
     let window_end = world.resource::<Timeline>().client_window_end;
     let (entity, data_start) = {
         let app = world.resource::<ScalaRdma>();
@@ -264,12 +266,12 @@ fn post(world: &mut World, q: &mut EventQueue, entity: Entity) {
     };
     let mut app = world.resource_mut::<ScalaRdma>();
     app.tx_client += 1;
-    q.schedule(now, source, app.kinds.contract.post_wqe, node, wqe.to_bits());
+    app.kinds.contract.post_wqe.schedule(q, now, source, node, wqe);
 }
 
 /// `nic.wqe_completed`: record the row, keep the WQE's entity for reuse, post the next.
 pub fn on_completed(world: &mut World, q: &mut EventQueue, ev: SimEvent) {
-    let wqe_entity = Entity::from_bits(ev.data);
+    let wqe_entity = world.resource::<ScalaRdma>().kinds.contract.wqe_completed.payload(&ev);
     let wqe = world.get::<Wqe>(wqe_entity).expect("completed WQE entity").clone();
     let entity = world.resource::<ScalaRdma>().initiators[wqe.connection as usize];
     let timeline = *world.resource::<Timeline>();

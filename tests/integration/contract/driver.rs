@@ -84,7 +84,7 @@ impl Plugin for DriverPlugin {
         app.set_handler(
             contract.established,
             move |w: &mut World, q: &mut EventQueue, ev: SimEvent| {
-                let connection = ev.data as u32;
+                let connection = contract.established.payload(&ev);
                 w.resource_mut::<DriverLog>().established.push((connection, ev.time));
                 let initiator = w.resource::<DriverConfig>().connections[connection as usize].0;
                 let source = w.resource::<Sources>().0[connection as usize];
@@ -112,14 +112,14 @@ impl Plugin for DriverPlugin {
                         at: ev.time,
                     };
                     w.resource_mut::<DriverLog>().posted.push(posted);
-                    q.schedule(ev.time, source, contract.post_wqe, initiator, entity.to_bits());
+                    contract.post_wqe.schedule(q, ev.time, source, initiator, entity);
                 }
             },
         );
         app.set_handler(
             contract.wqe_completed,
-            |w: &mut World, _: &mut EventQueue, ev: SimEvent| {
-                let entity = Entity::from_bits(ev.data);
+            move |w: &mut World, _: &mut EventQueue, ev: SimEvent| {
+                let entity = contract.wqe_completed.payload(&ev);
                 let wqe = w
                     .get::<Wqe>(entity)
                     .expect("wqe_completed names a live WQE entity")
@@ -184,7 +184,9 @@ fn schedule_setup(world: &mut World) {
     let sources = world.resource::<Sources>().0.clone();
     let mut q = world.resource_mut::<EventQueue>();
     for (id, &(initiator, responder)) in conns.iter().enumerate() {
-        q.schedule(SimTime::ZERO, sources[id], contract.listen, responder, id as u64);
-        q.schedule(SimTime::ZERO, sources[id], contract.connect, initiator, id as u64);
+        contract.listen.schedule(&mut q, SimTime::ZERO, sources[id], responder, ());
+        contract
+            .connect
+            .schedule(&mut q, SimTime::ZERO, sources[id], initiator, id as u32);
     }
 }

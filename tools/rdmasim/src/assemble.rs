@@ -32,7 +32,7 @@ pub fn job_id(name: &str, loaded: &Loaded) -> String {
 }
 
 /// The NIC the scenario selected, as a plugin.
-pub struct ScenarioNic(pub Box<dyn models::registry::NicModel>);
+pub struct ScenarioNic(pub Box<dyn models::nic::NicModel>);
 
 impl Plugin for ScenarioNic {
     fn build(&self, app: &mut App) {

@@ -142,7 +142,7 @@ impl Plugin for DriverPlugin {
         app.set_handler(
             contract.established,
             move |w: &mut World, q: &mut EventQueue, ev: SimEvent| {
-                let connection = ev.data as u32;
+                let connection = contract.established.payload(&ev);
                 w.resource_mut::<DriverLog>().established.push((connection, ev.time));
                 for _ in 0..w.resource::<DriverConfig>().initial {
                     post(w, q, contract, connection);
@@ -152,7 +152,7 @@ impl Plugin for DriverPlugin {
         app.set_handler(
             contract.wqe_completed,
             move |w: &mut World, q: &mut EventQueue, ev: SimEvent| {
-                let entity = Entity::from_bits(ev.data);
+                let entity = contract.wqe_completed.payload(&ev);
                 let wqe = w.get::<Wqe>(entity).expect("wqe_completed names a live WQE").clone();
                 w.resource_mut::<DriverLog>().completions.push(Done {
                     entity,
@@ -199,7 +199,8 @@ fn post(w: &mut World, q: &mut EventQueue, contract: NicContract, connection: u3
         .id();
     w.resource_mut::<DriverLog>().posted.push((entity, connection, number));
     let source = w.resource::<Sources>().0[connection as usize];
-    q.schedule(q.now(), source, contract.post_wqe, initiator, entity.to_bits());
+    let now = q.now();
+    contract.post_wqe.schedule(q, now, source, initiator, entity);
 }
 
 fn add_connections(world: &mut World) {
@@ -225,8 +226,10 @@ fn schedule_setup(world: &mut World) {
     let sources = world.resource::<Sources>().0.clone();
     let mut q = world.resource_mut::<EventQueue>();
     for (id, &(initiator, responder)) in conns.iter().enumerate() {
-        q.schedule(SimTime::ZERO, sources[id], contract.listen, responder, id as u64);
-        q.schedule(SimTime::ZERO, sources[id], contract.connect, initiator, id as u64);
+        contract.listen.schedule(&mut q, SimTime::ZERO, sources[id], responder, ());
+        contract
+            .connect
+            .schedule(&mut q, SimTime::ZERO, sources[id], initiator, id as u32);
     }
 }
 

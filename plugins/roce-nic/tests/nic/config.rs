@@ -4,8 +4,8 @@
 //! cannot run.
 
 use engine::prelude::*;
+use models::nic::NicModel;
 use models::nic::NicPools;
-use models::registry::NicModel;
 use roce_nic::RoceNicConfig;
 
 fn err(c: &RoceNicConfig) -> String {
