@@ -12,9 +12,9 @@
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use engine::prelude::*;
 use models::fabric::SwitchConfig;
-use models::testkit::{Offer, TestKit, fabric_app, run_for, switch_totals};
 use models::topology::TopologyConfig;
 use std::time::Duration as WallDuration;
+use testkit::fabric::{Offer, TestKit, fabric_app, run_for, switch_totals};
 
 const FLOWS: u32 = 8;
 const PACKETS: u64 = 100_000;

@@ -10,7 +10,6 @@ pub mod pcie;
 pub mod placement;
 pub mod registry;
 pub mod sets;
-pub mod testkit;
 pub mod topology;
 pub mod trace;
 pub mod watchdog;

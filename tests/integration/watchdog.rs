@@ -5,10 +5,10 @@
 use engine::prelude::*;
 use models::fabric::SwitchConfig;
 use models::fabric::deadlock::PfcDeadlockPlugin;
-use models::testkit::{Offer, TestKit, fabric_app};
 use models::topology::TopologyConfig;
 use models::watchdog::{WatchdogConfig, WatchdogReport};
 use std::path::PathBuf;
+use testkit::fabric::{Offer, TestKit, fabric_app};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -5,7 +5,7 @@ use super::*;
 use engine::units::Size;
 use models::fabric::SwitchConfig;
 use models::fabric::switch_config::EcnConfig;
-use models::testkit::{Offer, TestKit, TestKitPlugin, fabric_app, fabric_app_with, run_for, switch_totals};
+use testkit::fabric::{Offer, TestKit, TestKitPlugin, fabric_app, fabric_app_with, run_for, switch_totals};
 
 fn ecn_switch() -> SwitchConfig {
     let mut enabled = [false; 8];

@@ -3,8 +3,8 @@
 
 use super::*;
 use models::fabric::SwitchConfig;
-use models::testkit::{Offer, TestKit, fabric_app, run_for};
 use models::topology::{LeafSpineTopology, LinkOverride};
+use testkit::fabric::{Offer, TestKit, fabric_app, run_for};
 
 #[test]
 fn star_latency_is_two_serializations_two_delays_and_one_forwarding() {

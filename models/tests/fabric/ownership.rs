@@ -9,7 +9,7 @@ use engine::store::Store;
 use models::fabric::SwitchConfig;
 use models::fabric::switch::Switch;
 use models::nic::HostPort;
-use models::testkit::{Offer, fabric_app, run_for};
+use testkit::fabric::{Offer, fabric_app, run_for};
 
 fn offer() -> Offer {
     Offer {

@@ -4,7 +4,7 @@
 use super::*;
 use engine::beacon::BeaconColumns;
 use models::fabric::SwitchConfig;
-use models::testkit::{Offer, TestKit, fabric_app, run_for, switch_totals};
+use testkit::fabric::{Offer, TestKit, fabric_app, run_for, switch_totals};
 
 const PER_SENDER: u64 = 2000;
 
@@ -100,18 +100,18 @@ fn headroom_use_stays_within_the_pause_round_trip() {
         start: SimTime::ZERO,
         count: 400,
     };
-    let pause = models::testkit::HostPause {
+    let pause = testkit::fabric::HostPause {
         host: 1,
         class: 1,
         from: SimTime::from_us(5),
         until: SimTime::from_us(500),
     };
-    let kit = models::testkit::TestKitPlugin {
+    let kit = testkit::fabric::TestKitPlugin {
         offers: vec![offer],
         pauses: vec![pause],
         trace: false,
     };
-    let mut app = models::testkit::fabric_app_with(star(2), cfg.clone(), kit);
+    let mut app = testkit::fabric::fabric_app_with(star(2), cfg.clone(), kit);
     run_for(&mut app, SimTime::from_us(100));
     let sw = switch_totals(&app.world);
     assert_eq!((sw.pfc_pause_sent, sw.headroom_drops), (1, 0));

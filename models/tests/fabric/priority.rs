@@ -4,7 +4,7 @@
 use super::*;
 use models::fabric::SwitchConfig;
 use models::fabric::switch_config::Scheduler;
-use models::testkit::{HostPause, Offer, TestKit, TestKitPlugin, fabric_app, fabric_app_with, run_for, switch_totals};
+use testkit::fabric::{HostPause, Offer, TestKit, TestKitPlugin, fabric_app, fabric_app_with, run_for, switch_totals};
 
 #[test]
 fn a_higher_class_overtakes_a_lower_one() {

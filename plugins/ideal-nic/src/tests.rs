@@ -125,7 +125,9 @@ fn start(world: &mut World) {
     let mut q = world.resource_mut::<EventQueue>();
     for (id, &(initiator, responder)) in s.conns.iter().enumerate() {
         if s.listen {
-            contract.listen.schedule(&mut q, SimTime::ZERO, s.sources[id], responder, ());
+            contract
+                .listen
+                .schedule(&mut q, SimTime::ZERO, s.sources[id], responder, ());
         }
         contract
             .connect

@@ -4,7 +4,7 @@
 //! `initial` WQE entities at once; on `wqe_completed` it records the completion and, in closed
 //! loop, posts one more (the spec's `MaxPendingWQEs` generation).
 //!
-//! A tap (`models::testkit::tap_hosts`, middleware the NIC does not know about) records every
+//! A tap (`testkit::fabric::tap_hosts`, middleware the NIC does not know about) records every
 //! data packet reaching a host and can drop chosen packets once, a clean, deterministic way to
 //! inject a loss.
 #![allow(dead_code)] // Each test binary uses a different part of the kit.
@@ -226,7 +226,9 @@ fn schedule_setup(world: &mut World) {
     let sources = world.resource::<Sources>().0.clone();
     let mut q = world.resource_mut::<EventQueue>();
     for (id, &(initiator, responder)) in conns.iter().enumerate() {
-        contract.listen.schedule(&mut q, SimTime::ZERO, sources[id], responder, ());
+        contract
+            .listen
+            .schedule(&mut q, SimTime::ZERO, sources[id], responder, ());
         contract
             .connect
             .schedule(&mut q, SimTime::ZERO, sources[id], initiator, id as u32);
@@ -253,7 +255,7 @@ pub fn star_app(hosts: u32, nic: RoceNicConfig, switch: SwitchConfig, driver: Dr
     app.add_plugins(FabricPlugin);
     app.add_plugins(RoceNicPlugin { config: nic });
     app.add_plugins(DriverPlugin(driver));
-    models::testkit::tap_hosts(&mut app, tap_packet);
+    testkit::fabric::tap_hosts(&mut app, tap_packet);
     app
 }
 

@@ -7,9 +7,9 @@ use crate::Figures;
 use crate::common::*;
 use engine::prelude::*;
 use models::fabric::SwitchConfig;
-use models::testkit::switch_totals;
 use models::wire::ROCE_ACK_BYTES;
 use roce_nic::RoceNicConfig;
+use testkit::fabric::switch_totals;
 
 /// One spec WQE from host 0 to host 1, the tap dropping PSN `psn` once at host 1.
 fn one_wqe_losing(psn: u32) -> App {

@@ -4,8 +4,8 @@
 use crate::common::*;
 use engine::prelude::*;
 use models::fabric::SwitchConfig;
-use models::testkit::switch_totals;
 use roce_nic::RoceNicConfig;
+use testkit::fabric::switch_totals;
 
 #[test]
 fn a_responder_with_slow_pcie_sends_pfc_and_nothing_is_dropped() {

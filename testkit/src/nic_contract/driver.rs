@@ -5,7 +5,7 @@
 //! At build it adds its connections to `Connections` (a source each); at start it schedules
 //! `listen` and `connect`; on `established` it posts its WQEs for that connection at once; on
 //! `wqe_completed` it records the completion with what the tap had seen delivered by then. The
-//! tap (`models::testkit::tap_hosts`, middleware the NIC does not know about) counts the
+//! tap (`crate::fabric::tap_hosts`, middleware the NIC does not know about) counts the
 //! payload of every data packet that reaches a host, per (sender, receiver) pair.
 
 use bevy_ecs::prelude::*;
@@ -141,7 +141,7 @@ impl Plugin for DriverPlugin {
         app.add_systems(Build, add_connections.in_set(BuildSet::Applications));
         app.add_systems(Start, schedule_setup);
         // Counts data payload reaching each host, then the packet goes on to the NIC untouched.
-        models::testkit::tap_hosts(app, |world, _, host, pkt| {
+        crate::fabric::tap_hosts(app, |world, _, host, pkt| {
             if pkt.kind == PacketKind::Data {
                 let mut d = world.resource_mut::<Delivered>();
                 *d.payload.entry((pkt.src, host)).or_default() += pkt.payload as u64;
@@ -184,7 +184,9 @@ fn schedule_setup(world: &mut World) {
     let sources = world.resource::<Sources>().0.clone();
     let mut q = world.resource_mut::<EventQueue>();
     for (id, &(initiator, responder)) in conns.iter().enumerate() {
-        contract.listen.schedule(&mut q, SimTime::ZERO, sources[id], responder, ());
+        contract
+            .listen
+            .schedule(&mut q, SimTime::ZERO, sources[id], responder, ());
         contract
             .connect
             .schedule(&mut q, SimTime::ZERO, sources[id], initiator, id as u32);

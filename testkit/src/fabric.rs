@@ -1,4 +1,4 @@
-//! A test kit for fabric tests and plugin authors: it stands in for the NICs. Each host can offer
+//! The fabric test kit: it stands in for the NICs. Each host can offer
 //! packets at a chosen rate, class and destination (`Offer`), obeying the PFC PAUSE and RESUME
 //! frames its switch sends; each host sinks what arrives and counts it (`SinkStats`); a host can
 //! also pause a class of its own link for a while (`HostPause`), like a slow receiver. After a
@@ -7,7 +7,7 @@
 //! ```
 //! use engine::prelude::*;
 //! use models::fabric::SwitchConfig;
-//! use models::testkit::{Offer, TestKit, fabric_app, run_for};
+//! use testkit::fabric::{Offer, TestKit, fabric_app, run_for};
 //! use models::topology::{StarTopology, TopologyConfig};
 //!
 //! let star = TopologyConfig::Star(StarTopology {
@@ -27,17 +27,17 @@
 //! the packet on the wire, as a NIC would. Offers from one host share its link in turn. Every
 //! packet is ECN-capable (ECT(0)) and carries its sequence number in the offer as its `psn`.
 
-use crate::fabric::switch::{Switch, SwitchCounters};
-use crate::fabric::{Fabric, FabricConfig, FabricIndex, FabricKinds, FabricPlugin, SwitchConfig};
-use crate::nic::{HostIngress, HostPort};
-use crate::packet::{Packet, PacketKind, ecn};
-use crate::sets::BuildSet;
-use crate::topology::{TopologyConfig, flow_hash};
-use crate::wire::PFC_FRAME_BYTES;
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
 use engine::store::Held;
+use models::fabric::switch::{Switch, SwitchCounters};
+use models::fabric::{Fabric, FabricConfig, FabricIndex, FabricKinds, FabricPlugin, SwitchConfig};
+use models::nic::{HostIngress, HostPort};
+use models::packet::{Packet, PacketKind, ecn};
+use models::sets::BuildSet;
+use models::topology::{TopologyConfig, flow_hash};
+use models::wire::PFC_FRAME_BYTES;
 use std::sync::Arc;
 
 /// Packets `host` sends to `dst`: `count` packets of `packet_bytes` bytes in `class`, from
@@ -162,10 +162,10 @@ pub struct TestKitPlugin {
 
 impl Plugin for TestKitPlugin {
     fn build(&self, app: &mut App) {
-        crate::sets::configure(app);
+        models::sets::configure(app);
         let fabric = *app
             .world
-            .get_resource::<crate::fabric::FabricKinds>()
+            .get_resource::<models::fabric::FabricKinds>()
             .expect("TestKitPlugin needs FabricPlugin added before it");
         let kinds = KitKinds {
             send: app.add_event_kind("testkit.send"),
