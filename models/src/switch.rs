@@ -34,7 +34,10 @@
 //!         Hub { node: site.node, wires, counters: SwitchCounters::default() }
 //!     }
 //!     fn arrive(&mut self, fabric: &FabricIndex, q: &mut EventQueue, _in_port: u16, pkt: Packet) {
-//!         let Some(out) = route(fabric, self.node, &pkt) else { return self.counters.drops += 1 };
+//!         let Some(out) = route(fabric, self.node, &pkt) else {
+//!             self.counters.drops += 1;
+//!             return;
+//!         };
 //!         self.counters.packets += 1;
 //!         self.counters.bytes += pkt.bytes as u64;
 //!         self.wires[out as usize].launch(q, q.now(), pkt);
