@@ -144,12 +144,14 @@ pub fn egress_is_fifo_and_work_conserving(model: &dyn SwitchModelConfig) {
 /// Sent = received + waiting in switches + on links, mid-run and at the end.
 pub fn conserves_packets(model: &dyn SwitchModelConfig) {
     let offers = vec![offer(0, 3, 30), offer(1, 3, 30), offer(2, 0, 30)];
-    let mut a = app(model, star(4), offers);
-    // Mid-run: the port toward host 3 has a queue and packets are on every link.
-    run_for(&mut a, SimTime::from_us(2));
+    // Mid-run (a run builds its app once, so two apps): the port toward host 3 has a queue and
+    // packets are on the links.
+    let mut a = app(model, star(4), offers.clone());
+    run_for(&mut a, SimTime::from_us(5));
     let (sent, delivered, queued, on_links) = balance(&a.world);
     assert!(queued > 0 && on_links > 0, "{queued} queued, {on_links} on links");
     assert_eq!(sent, delivered + queued + on_links);
+    let mut a = app(model, star(4), offers);
     run_for(&mut a, SimTime::from_us(40));
     let (sent, delivered, queued, on_links) = balance(&a.world);
     assert_eq!((sent, delivered, queued, on_links), (90, 90, 0, 0));
