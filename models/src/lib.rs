@@ -1,7 +1,7 @@
 //! rdmasim's shared vocabulary and the fabric: topology (petgraph), hosts, switches, link
-//! directions, PCIe links, packets and wire headers, routing, the switch model, and the NIC
-//! contract that every NIC plugin implements, and the application contract (placement, plan,
-//! sharing the NIC's events).
+//! directions, PCIe links, packets and wire headers, routing, the shared-buffer switch, the NIC
+//! contract that every NIC plugin implements, the switch contract every switch model keeps
+//! (`switch`), and the application contract (placement, plan, sharing the NIC's events).
 pub mod application;
 pub mod fabric;
 pub mod nic;
@@ -10,6 +10,7 @@ pub mod pcie;
 pub mod placement;
 pub mod registry;
 pub mod sets;
+pub mod switch;
 pub mod topology;
 pub mod trace;
 pub mod watchdog;

@@ -1,7 +1,8 @@
-//! What a scenario selects by name: the NIC model (`nic: RoceNic((...))`) and each application
-//! (`applications: [ScalaRdma((...))]`). A plugin crate implements `NicModel` or
-//! `ApplicationModel` for its config type (`NicModel` lives with the rest of the NIC contract,
-//! in `models::nic`, and is re-exported here); the program registers the built-in ones, and a fork
+//! What a scenario selects by name: the NIC model (`nic: RoceNic((...))`), each application
+//! (`applications: [ScalaRdma((...))]`) and the switch model (`switch: OutputQueued(())`). A
+//! plugin crate implements `NicModel`, `ApplicationModel` or `SwitchModelConfig` for its config
+//! type (`NicModel` lives with the rest of the NIC contract, in `models::nic`, and is re-exported
+//! here); the program registers the built-in ones, and a fork
 //! registers its own with `NICS.register::<MyNicConfig>("MyNic")` before loading a scenario.
 
 use crate::application::{AppContext, AppEstimate, AppPlacement, DistributionEntry, EstimateContext, Plan};
@@ -65,5 +66,28 @@ impl Registered for dyn NicModel {
 impl Registered for dyn ApplicationModel {
     fn registry() -> &'static Registry<dyn ApplicationModel> {
         &APPLICATIONS
+    }
+}
+
+/// A switch model's config, as a scenario selects it (`switch: SharedBuffer((...))`); the model
+/// itself keeps the contract in `crate::switch`.
+pub trait SwitchModelConfig: Debug + Send + Sync + 'static {
+    /// Checks the config against the largest switch of the topology (`max_ports` ports); the
+    /// error's field is relative to `switch`.
+    fn validate(&self, max_ports: usize) -> Result<(), FieldError>;
+    /// The forwarding latency of every switch.
+    fn forwarding_latency(&self) -> engine::SimTime;
+    /// Adds the fabric with this switch model (`crate::fabric::FabricWith`) to `app`, which holds
+    /// the `FabricConfig`.
+    fn add_to(&self, app: &mut App);
+    /// A copy, for plugin groups that own their plugins.
+    fn clone_box(&self) -> Box<dyn SwitchModelConfig>;
+}
+
+pub static SWITCHES: Registry<dyn SwitchModelConfig> = Registry::new("SwitchModel");
+
+impl Registered for dyn SwitchModelConfig {
+    fn registry() -> &'static Registry<dyn SwitchModelConfig> {
+        &SWITCHES
     }
 }

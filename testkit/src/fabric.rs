@@ -31,11 +31,12 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
 use engine::store::Held;
-use models::fabric::switch::{Switch, SwitchCounters};
 use models::fabric::{Fabric, FabricConfig, FabricIndex, FabricKinds, FabricPlugin, SwitchConfig};
 use models::nic::{HostIngress, HostPort};
 use models::packet::{Packet, PacketKind, ecn};
+use models::registry::SwitchModelConfig;
 use models::sets::BuildSet;
+use models::switch::{SwitchCounters, Switches};
 use models::topology::{TopologyConfig, flow_hash};
 use models::wire::PFC_FRAME_BYTES;
 use std::sync::Arc;
@@ -419,11 +420,29 @@ pub fn fabric_app_with(topology: TopologyConfig, switch: SwitchConfig, kit: Test
     app
 }
 
+/// `fabric_app_with` for any switch model: the one `model` adds (`SwitchModelConfig::add_to`),
+/// checked against the topology. The shared-buffer switch's settings stay the defaults unless
+/// `model` is that switch.
+pub fn fabric_app_for(topology: TopologyConfig, model: &dyn SwitchModelConfig, kit: TestKitPlugin) -> App {
+    let topo = topology.build().unwrap_or_else(|e| panic!("test topology: {e}"));
+    let max_ports = topo.nodes.iter().map(|n| n.ports.len()).max().unwrap_or(0);
+    model
+        .validate(max_ports)
+        .unwrap_or_else(|e| panic!("test switch settings: {e}"));
+    let mut app = App::new();
+    app.insert_resource(FabricConfig {
+        topology,
+        switch: SwitchConfig::default(),
+        seed: 1,
+    });
+    model.add_to(&mut app);
+    app.add_plugins(kit);
+    app
+}
+
 /// Every switch's counters, in node order.
 pub fn switch_counters(world: &World) -> Vec<(u32, SwitchCounters)> {
-    let mut all: Vec<(u32, SwitchCounters)> = world
-        .get_resource::<engine::store::Store<Switch>>()
-        .map_or(Vec::new(), |s| s.rows().iter().map(|s| (s.node, s.counters)).collect());
+    let mut all = Switches::counters(world);
     all.sort_by_key(|s| s.0);
     all
 }

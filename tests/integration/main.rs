@@ -2,6 +2,7 @@
 
 mod contract;
 mod reference;
+mod switch_contract;
 
 mod app_records;
 mod applications;

@@ -183,6 +183,7 @@ fn every_config_field_has_a_checked_row() {
     p.extend(check_table::<LinkOverride>(&doc, "`LinkOverride`", &[]));
     p.extend(check_table::<SwitchConfig>(&doc, "`SwitchConfig`", &[]));
     p.extend(check_table::<EcnConfig>(&doc, "`EcnConfig`", &[]));
+    p.extend(check_table::<oq_switch::OqSwitchConfig>(&doc, "`OqSwitchConfig`", &[]));
     p.extend(check_table::<RoceNicConfig>(&doc, "`RoceNicConfig`", &[]));
     p.extend(check_table::<BufferManager>(&doc, "`BufferManager`", &[]));
     p.extend(check_table::<IngressBufferManager>(&doc, "`IngressBufferManager`", &[]));

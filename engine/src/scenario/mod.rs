@@ -33,7 +33,7 @@ pub mod span;
 pub use diagnostic::ScenarioError;
 pub use field::FieldError;
 pub use load::{load, load_file, ron_options};
-pub use overrides::{OverrideError, apply_override, apply_overrides};
+pub use overrides::{OverrideError, apply_override, apply_overrides, did_you_mean};
 pub use path::{FieldPath, PathError, value_span};
 pub use read::{MAX_SCENARIO_BYTES, read_scenario};
 pub use span::Span;

@@ -147,7 +147,7 @@ fn not_found(error: PathError) -> OverrideErrorKind {
 }
 
 /// The candidate closest to `name`, if it differs only in case or by at most two edits.
-pub(crate) fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
     candidates
         .into_iter()
         .filter(|c| *c != name)

@@ -5,10 +5,10 @@
 //! (`check_conservation`, in the `Finish` phase); a run whose balance fails, or that dropped a
 //! lossless class for any reason but exceeded headroom, is a bug the summary reports (exit 1).
 
+use super::Fabric;
 use super::link::Tally;
-use super::switch::Switch;
-use super::{Fabric, FabricConfig};
 use crate::packet::{Packet, PacketKind};
+use crate::switch::Switches;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
 use serde::Serialize;
@@ -111,9 +111,7 @@ pub fn measure(world: &World) -> Conservation {
         return Conservation::default();
     };
     let fabric = &fabric.0;
-    let lossless = world
-        .get_resource::<FabricConfig>()
-        .map_or([false; 8], |c| c.switch.Lossless);
+    let lossless = world.get_resource::<Switches>().map_or([false; 8], |s| s.lossless);
     let mut bal: [ClassBalance; 8] = std::array::from_fn(|c| ClassBalance {
         class: c as u8,
         lossless: lossless[c],
@@ -138,20 +136,16 @@ pub fn measure(world: &World) -> Conservation {
         }
     };
     let (mut pause, mut resume) = (0, 0);
-    if let Some(switches) = world.get_resource::<engine::store::Store<Switch>>() {
-        for sw in switches.rows() {
-            for (c, b) in bal.iter_mut().enumerate() {
-                b.dropped_lossy_limit += sw.counters.data_drops[DropCause::LossyLimit as usize][c];
-                b.dropped_headroom += sw.counters.data_drops[DropCause::Headroom as usize][c];
-                b.dropped_no_route += sw.counters.data_drops[DropCause::NoRoute as usize][c];
-            }
-            for p in sw.queued_data() {
-                in_flight(&mut bal, p);
-            }
-            pause += sw.counters.pfc_pause_sent;
-            resume += sw.counters.pfc_resume_sent;
+    for (_, sw) in Switches::counters(world) {
+        for (c, b) in bal.iter_mut().enumerate() {
+            b.dropped_lossy_limit += sw.data_drops[DropCause::LossyLimit as usize][c];
+            b.dropped_headroom += sw.data_drops[DropCause::Headroom as usize][c];
+            b.dropped_no_route += sw.data_drops[DropCause::NoRoute as usize][c];
         }
+        pause += sw.pfc_pause_sent;
+        resume += sw.pfc_resume_sent;
     }
+    Switches::for_each_queued(world, &mut |p| in_flight(&mut bal, p));
     if let Some(q) = world.get_resource::<EventQueue>() {
         for d in 0..fabric.dir_to.len() as u32 {
             for p in q.channel_values(fabric.kinds.packet, d) {

@@ -59,10 +59,12 @@ pub fn check_pfc_deadlock(
     fabric: Res<Fabric>,
     queue: Res<EventQueue>,
     cfg: Option<Res<WatchdogConfig>>,
-    switches: Res<engine::store::Store<Switch>>,
+    switches: Option<Res<engine::store::Store<Switch>>>,
     mut watch: ResMut<DeadlockWatch>,
     mut report: ResMut<WatchdogReport>,
 ) {
+    // Only the shared-buffer switch has PFC: with another model there is nothing to look at.
+    let Some(switches) = switches else { return };
     let timeout = cfg
         .map_or_else(
             || WatchdogConfig::default().PfcDeadlockTimeout,

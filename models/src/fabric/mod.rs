@@ -8,10 +8,12 @@
 //! `fabric.switch_tx` when their serializer frees and more is queued; `fabric.send_pfc` makes a
 //! switch send a PFC frame (tests, fault injection). Each link direction is one event source.
 //!
-//! The switches are rows of a `Store<Switch>`, which the fabric's handler holds while events run
-//! (`engine::store`): a hop reaches its switch by index, not by a lookup in the world. Each
-//! host's port (its PCIe link and the direction it sends on) is a row of a `Store<HostPort>`,
-//! which the NIC's handler holds.
+//! The switches are rows of a `Store<S>` of the switch model `S` (`models::switch`), which the
+//! fabric's handler holds while events run (`engine::store`): a hop reaches its switch by index,
+//! not by a lookup in the world. `FabricWith<S>` builds the fabric with model `S`; `FabricPlugin`
+//! is the fabric with the shared-buffer switch (`switch::Switch`). Each host's port (its PCIe
+//! link and the direction it sends on) is a row of a `Store<HostPort>`, which the NIC's handler
+//! holds.
 
 pub mod conservation;
 pub mod deadlock;
@@ -24,6 +26,7 @@ use crate::nic::HostPort;
 use crate::packet::Packet;
 use crate::pcie::PcieLink;
 use crate::sets::BuildSet;
+use crate::switch::{SwitchModel, SwitchSite, Switches};
 use crate::topology::routing::{Routes, switch_salt};
 use crate::topology::{NodeKind, Topology, TopologyConfig};
 use bevy_ecs::prelude::*;
@@ -31,6 +34,7 @@ use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
 use engine::store::{Held, Store};
 use link::LinkDirection;
+use std::marker::PhantomData;
 use std::sync::Arc;
 pub use switch_config::SwitchConfig;
 
@@ -38,12 +42,14 @@ pub use switch_config::SwitchConfig;
 #[derive(Resource, Clone, Debug)]
 pub struct FabricConfig {
     pub topology: TopologyConfig,
+    /// The shared-buffer switch's settings, read when it is the model (`FabricPlugin`); other
+    /// models read their own resource.
     pub switch: SwitchConfig,
     pub seed: u64,
 }
 
 /// A node of the topology, an entity: a host's holds its row of `Store<HostPort>` (and of its
-/// NIC's store), a switch's its row of `Store<Switch>`, at the same index as `Node::index`.
+/// NIC's store), a switch's its row of the switch model's store, at the same index as `Node::index`.
 #[derive(Component, Debug)]
 pub struct Node {
     /// The node id (hosts first).
@@ -62,7 +68,7 @@ pub struct FabricKinds {
     /// direction id.
     pub to_host: EventKind,
     pub switch_tx: EventKind,
-    /// Targeted at a switch's node id, with `switch::send_pfc_data` as data.
+    /// Targeted at a switch's node id, with `models::switch::send_pfc_data` as data.
     pub send_pfc: EventKind,
     /// The channels packets propagate in, one per link direction (numbered by its id).
     pub packet: ChannelKey<Packet>,
@@ -77,7 +83,7 @@ pub struct FabricIndex {
     /// Entity of each node id.
     pub nodes: Vec<Entity>,
     /// Entity of the node each link direction id leaves: a host's direction is in its row of
-    /// `Store<HostPort>`, a switch's in its `Switch` (`Switch::wire`).
+    /// `Store<HostPort>`, a switch's in its row of the switch model (`SwitchModel::wire`).
     pub dirs: Vec<Entity>,
     /// The node and port each link direction id arrives at.
     pub dir_to: Vec<(u32, u16)>,
@@ -106,10 +112,27 @@ const REROUTE: u32 = u32::MAX;
 #[derive(Resource, Clone, Debug)]
 pub struct Fabric(pub Arc<FabricIndex>);
 
-/// Builds the fabric from `FabricConfig` and registers the packet handlers.
+/// Builds the fabric from `FabricConfig`, with the shared-buffer switch (`switch::Switch`,
+/// settings in `FabricConfig::switch`), and registers the packet handlers.
 pub struct FabricPlugin;
 
 impl Plugin for FabricPlugin {
+    fn build(&self, app: &mut App) {
+        FabricWith::<switch::Switch>::default().build(app);
+    }
+}
+
+/// Builds the fabric from `FabricConfig` with switch model `S`, and registers the packet
+/// handlers: the fabric's handler is compiled for `S` (`FabricHandler<S, _>`).
+pub struct FabricWith<S>(PhantomData<fn() -> S>);
+
+impl<S> Default for FabricWith<S> {
+    fn default() -> Self {
+        FabricWith(PhantomData)
+    }
+}
+
+impl<S: SwitchModel> Plugin for FabricWith<S> {
     fn build(&self, app: &mut App) {
         crate::sets::configure(app);
         let kinds = FabricKinds {
@@ -120,7 +143,7 @@ impl Plugin for FabricPlugin {
             packet: app.queue().add_channel_type::<Packet>(),
         };
         app.insert_resource(kinds);
-        app.add_systems(Build, build_fabric.in_set(BuildSet::Fabric));
+        app.add_systems(Build, build_fabric::<S>.in_set(BuildSet::Fabric));
         // Without faults, the handler is built without their checks (see `FabricHandler`).
         let handled = [kinds.arrive, kinds.switch_tx, kinds.send_pfc];
         let faulty = app
@@ -128,11 +151,11 @@ impl Plugin for FabricPlugin {
             .get_resource::<faults::FaultConfig>()
             .is_some_and(|f| !f.0.is_empty());
         if faulty {
-            app.set_handler_for(&handled, FabricHandler::<true>::default());
+            app.set_handler_for(&handled, FabricHandler::<S, true>::default());
         } else {
-            app.set_handler_for(&handled, FabricHandler::<false>::default());
+            app.set_handler_for(&handled, FabricHandler::<S, false>::default());
         }
-        switch::register_beacon_columns(app);
+        crate::switch::register_beacon_columns(app);
         app.insert_resource(conservation::Delivered::default());
         app.add_systems(Finish, conservation::check_conservation.in_set(BuildSet::Fabric));
         conservation::register_beacon_columns(app);
@@ -141,8 +164,10 @@ impl Plugin for FabricPlugin {
 
 /// Spawns every node, link direction and PCIe link, in topology order (so source ids are
 /// stable), and computes the routes.
-pub fn build_fabric(world: &mut World) {
+pub fn build_fabric<S: SwitchModel>(world: &mut World) {
     let cfg = world.resource::<FabricConfig>().clone();
+    let settings = S::settings(world);
+    let forwarding = S::forwarding_latency(&settings);
     let kinds = *world.resource::<FabricKinds>();
     // The loader validated the topology; a failure here is a bug in that validation.
     let topology = cfg.topology.build().expect("topology validated at load");
@@ -156,7 +181,7 @@ pub fn build_fabric(world: &mut World) {
         for (d, (from, to)) in [(link.a, link.b), (link.b, link.a)].into_iter().enumerate() {
             let id = (2 * l + d) as u32;
             let (fwd, arrive) = match topology.nodes[to.0 as usize].kind {
-                NodeKind::Switch => (cfg.switch.ForwardingLatency.0, kinds.arrive),
+                NodeKind::Switch => (forwarding, kinds.arrive),
                 NodeKind::Host => (SimTime::ZERO, kinds.to_host),
             };
             let dir = LinkDirection::new(
@@ -178,7 +203,7 @@ pub fn build_fabric(world: &mut World) {
     let mut dir_entity: Vec<Option<Entity>> = vec![None; wires.len()];
     let mut nodes = Vec::with_capacity(topology.nodes.len());
     let mut salts = Vec::new();
-    let (mut ports, mut switches) = (Store::<HostPort>::default(), Store::<switch::Switch>::default());
+    let (mut ports, mut switches) = (Store::<HostPort>::default(), Store::<S>::default());
     for (id, node) in topology.nodes.iter().enumerate() {
         let id = id as u32;
         let index = match node.kind {
@@ -213,8 +238,13 @@ pub fn build_fabric(world: &mut World) {
                     .iter()
                     .map(|&d| wires[d as usize].take().expect("one egress direction per port"))
                     .collect();
-                let sw = switch::Switch::new(id, node.name.clone(), own.len(), &cfg.switch, cfg.seed).with_wires(own);
-                switches.push(e, sw);
+                let site = SwitchSite {
+                    node: id,
+                    name: &node.name,
+                    ports: own.len(),
+                    seed: cfg.seed,
+                };
+                switches.push(e, S::new(&settings, site, own));
                 for &d in &egress[id as usize] {
                     dir_entity[d as usize] = Some(e);
                 }
@@ -228,6 +258,7 @@ pub fn build_fabric(world: &mut World) {
         .collect();
     world.insert_resource(ports);
     world.insert_resource(switches);
+    world.insert_resource(Switches::of::<S>(&settings));
     let fault_cfg = world.get_resource::<faults::FaultConfig>().cloned().unwrap_or_default();
     let host_faults = faults::FaultState::new(&fault_cfg, &topology, &delays, cfg.seed, faults::FaultPart::Hosts);
     world.insert_resource(faults::HostFaults(host_faults));
@@ -257,20 +288,26 @@ pub fn build_fabric(world: &mut World) {
 /// The fabric's events: `fabric.arrive`, `fabric.switch_tx` and `fabric.send_pfc`. `FAULTS`: the
 /// scenario injects faults; without, the hot path carries no fault check at all, not even a test
 /// per packet arrival (the handler is chosen once, when the plugin is built).
-#[derive(Default)]
-struct FabricHandler<const FAULTS: bool> {
-    state: Option<FabricState>,
+/// `S`: the switch model, whose decisions the handler calls directly (monomorphized).
+struct FabricHandler<S: SwitchModel, const FAULTS: bool> {
+    state: Option<FabricState<S>>,
 }
 
-struct FabricState {
+impl<S: SwitchModel, const FAULTS: bool> Default for FabricHandler<S, FAULTS> {
+    fn default() -> Self {
+        FabricHandler { state: None }
+    }
+}
+
+struct FabricState<S: SwitchModel> {
     fabric: Arc<FabricIndex>,
     /// Switch `num_hosts + i` is row `i`.
-    switches: Held<switch::Switch>,
+    switches: Held<S>,
     /// The injected faults on links into switches; `None` without.
     faults: Option<Box<faults::FaultState>>,
 }
 
-impl FabricState {
+impl<S: SwitchModel> FabricState<S> {
     #[cold]
     fn new(world: &mut World) -> Self {
         FabricState {
@@ -281,7 +318,7 @@ impl FabricState {
     }
 }
 
-impl<const FAULTS: bool> Handler for FabricHandler<FAULTS> {
+impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
     #[inline]
     fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
         let st = self.state.get_or_insert_with(|| FabricState::new(world));
@@ -302,7 +339,7 @@ impl<const FAULTS: bool> Handler for FabricHandler<FAULTS> {
             let Some(sw) = switches.get_mut((to_node as usize).wrapping_sub(num_hosts)) else {
                 panic!("fabric.arrive at node {to_node}, which is not a switch");
             };
-            switch::receive(fabric, sw, q, to_port, pkt);
+            sw.arrive(fabric, q, to_port, pkt);
             return;
         }
         // A switch's own event: `switch_tx` (data packs the node) or `send_pfc` (targets it).
@@ -322,9 +359,11 @@ impl<const FAULTS: bool> Handler for FabricHandler<FAULTS> {
             panic!("{:?} event for node {node}, which is not a switch", ev.kind);
         };
         if ev.kind == fabric.kinds.switch_tx {
-            switch::on_tx(fabric, sw, q, ev.data);
+            debug_assert_eq!(ev.data >> 16, sw.node() as u64);
+            sw.tx_ready(fabric, q, (ev.data & 0xFFFF) as u16);
         } else {
-            switch::on_send_pfc(fabric, sw, q, ev.data);
+            let (port, class, pause) = crate::switch::read_send_pfc_data(ev.data);
+            sw.send_pfc(fabric, q, port, class, pause);
         }
     }
 

@@ -12,12 +12,12 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
 use engine::store::Store;
-use models::fabric::switch::send_pfc_data;
 use models::fabric::{Fabric, FabricConfig, FabricPlugin, SwitchConfig};
 use models::nic::BuildSet;
 use models::nic::HostPort;
 use models::nic::*;
 use models::packet::{Packet, PacketKind};
+use models::switch::send_pfc_data;
 use models::topology::{StarTopology, TopologyConfig};
 use models::wire::{CM_MESSAGE_BYTES, Opcode, PFC_FRAME_BYTES, ROCE_ACK_BYTES};
 

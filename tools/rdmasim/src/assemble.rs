@@ -1,5 +1,6 @@
 //! Turns a checked scenario into an `App`: the resources the plugins read, then the plugins in
-//! the order the build sets expect (contract, fabric, the selected NIC, the applications).
+//! the order the build sets expect (contract, the fabric with the selected switch, the selected
+//! NIC, the applications).
 
 use crate::scenario::Loaded;
 use engine::app::PluginGroupBuilder;
@@ -7,7 +8,7 @@ use engine::clock::WallClock;
 use engine::prelude::*;
 use engine::records::Output;
 use models::application::AppPlacement;
-use models::fabric::{FabricConfig, FabricPlugin};
+use models::fabric::{FabricConfig, SwitchConfig};
 use models::nic::NicContractPlugin;
 use models::registry::ApplicationModel;
 
@@ -40,6 +41,15 @@ impl Plugin for ScenarioNic {
     }
 }
 
+/// The fabric with the switch model the scenario selected, as a plugin.
+pub struct ScenarioSwitch(pub Box<dyn models::registry::SwitchModelConfig>);
+
+impl Plugin for ScenarioSwitch {
+    fn build(&self, app: &mut App) {
+        self.0.add_to(app);
+    }
+}
+
 /// The scenario's applications, each with its placement, added in scenario order: each in its
 /// `ApplicationSlot`, the slots ordered, then the NIC contract's events shared among them.
 pub struct ScenarioApplications(pub Vec<(Box<dyn ApplicationModel>, AppPlacement)>);
@@ -55,11 +65,11 @@ impl Plugin for ScenarioApplications {
 }
 
 /// The scenario's plugins, in the order the build sets expect. A fork replaces one with
-/// `plugins(loaded).disable::<FabricPlugin>().add(MyFabricPlugin)` and `build_app_with`.
+/// `plugins(loaded).disable::<ScenarioSwitch>().add(MyFabricPlugin)` and `build_app_with`.
 pub fn plugins(loaded: &Loaded) -> PluginGroupBuilder {
     PluginGroupBuilder::default()
         .add(NicContractPlugin)
-        .add(FabricPlugin)
+        .add(ScenarioSwitch(loaded.scenario.switch.model().clone_box()))
         .add(models::fabric::deadlock::PfcDeadlockPlugin)
         .add(ScenarioNic(loaded.scenario.nic.value.clone_box()))
         .add(ScenarioApplications(
@@ -87,7 +97,8 @@ pub fn build_app_with(loaded: &Loaded, setup: &RunSetup, group: PluginGroupBuild
     app.insert_resource(loaded.timeline);
     app.insert_resource(FabricConfig {
         topology: s.topology.clone(),
-        switch: s.switch.clone(),
+        // The shared-buffer switch's `add_to` puts its own settings here.
+        switch: SwitchConfig::default(),
         seed,
     });
     app.insert_resource(s.watchdog.clone());

@@ -6,10 +6,9 @@ use engine::params::{SimulationParameters, Timeline};
 use engine::registry::Selection;
 use engine::scenario::{FieldError, FieldPath, ScenarioError, apply_overrides, load, read_scenario, value_span};
 use models::application::{AppContext, AppPlacement, Plan, split_ratios};
-use models::fabric::SwitchConfig;
 use models::nic::NicModel;
 use models::placement::{ComponentRatio, assign_hosts, host_counts, nodes_of};
-use models::registry::{APPLICATIONS, ApplicationModel, NICS};
+use models::registry::{APPLICATIONS, ApplicationModel, NICS, SWITCHES};
 use models::topology::{Topology, TopologyConfig};
 use serde::Deserialize;
 use std::path::Path;
@@ -28,9 +27,10 @@ pub struct Scenario {
     pub topology: TopologyConfig,
     /// The NIC model, by name: `RoceNic((...))` or `IdealNic((...))`.
     pub nic: Selection<dyn NicModel>,
-    /// The switch model's settings.
+    /// The switch model, by name: `SharedBuffer((...))` (the default; `(...)` for short) or
+    /// `OutputQueued(())`.
     #[serde(default)]
-    pub switch: SwitchConfig,
+    pub switch: crate::switch_choice::SwitchChoice,
     /// The applications, by name: `[ScalaRdma((...))]`.
     pub applications: Vec<Selection<dyn ApplicationModel>>,
     /// The progress watchdog: stall and PFC deadlock timeouts, and whether a finding fails the run.
@@ -68,6 +68,8 @@ pub fn register_builtins() {
         NICS.register::<ideal_nic::IdealNicConfig>("IdealNic");
         APPLICATIONS.register::<scala_rdma::ScalaRdmaConfig>("ScalaRdma");
         APPLICATIONS.register::<flows::FlowsConfig>("Flows");
+        SWITCHES.register::<models::fabric::SwitchConfig>(crate::switch_choice::SHARED_BUFFER);
+        SWITCHES.register::<oq_switch::OqSwitchConfig>("OutputQueued");
     });
 }
 
@@ -121,6 +123,10 @@ impl Failure {
 
 fn load_checked(file: &str, text: String) -> Result<Loaded, Failure> {
     let mut scenario: Scenario = load(file, &text).map_err(|e| Failure::Load(Box::new(e)))?;
+    scenario.switch = scenario
+        .switch
+        .resolve(file, &text)
+        .map_err(|e| Failure::Load(Box::new(e)))?;
     // Files an application names are relative to the scenario's folder.
     let dir = Path::new(file).parent().unwrap_or(Path::new(""));
     for (i, a) in scenario.applications.iter_mut().enumerate() {
@@ -212,7 +218,11 @@ fn check(text: String, scenario: Scenario) -> Result<Loaded, FieldError> {
         .map_err(|e| at(e.field(), unprefixed(e.field(), e.to_string())))?;
     scenario.faults.validate(&topology)?;
     let max_ports = topology.nodes.iter().map(|n| n.ports.len()).max().unwrap_or(0);
-    scenario.switch.validate(max_ports).map_err(|e| e.under("switch"))?;
+    scenario
+        .switch
+        .model()
+        .validate(max_ports)
+        .map_err(|e| e.under("switch"))?;
     scenario.nic.value.validate().map_err(|e| e.under("nic"))?;
     if let Some(rate) = scenario.nic.value.port_rate() {
         for link in &topology.links {

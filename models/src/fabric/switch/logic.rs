@@ -1,5 +1,5 @@
 //! The glue between the fabric's events and the switch model: route and admit an arriving packet,
-//! start an egress serializer, send the PFC frames the model decided on, and the beacon columns.
+//! start an egress serializer, send the PFC frames the model decided on.
 //!
 //! The fabric's handler holds the switches while events run (`fabric::FabricHandler`) and calls
 //! these with the one it needs. A switch egress port has at most one pending `fabric.switch_tx`,
@@ -8,15 +8,8 @@
 use super::{Frames, Switch};
 use crate::fabric::FabricIndex;
 use crate::packet::{Packet, PacketKind};
-use crate::topology::ecmp_choice;
-use bevy_ecs::world::World;
+use crate::switch::{route, tx_data};
 use engine::prelude::*;
-
-/// `fabric.switch_tx` data: the switch's node id and the egress port.
-#[inline]
-fn tx_data(node: u32, port: u16) -> u64 {
-    (node as u64) << 16 | port as u64
-}
 
 /// A packet reached switch `sw` on `in_port` (after the forwarding latency).
 #[inline]
@@ -31,14 +24,9 @@ pub fn receive(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_por
             kick(fabric, sw, q, in_port, &mut frames);
         }
     } else {
-        let hops = fabric.routes.next_hops(node, pkt.dst);
-        let out = match hops.len() {
-            0 => {
-                sw.drop_unroutable(&pkt);
-                return;
-            }
-            1 => hops[0],
-            n => hops[ecmp_choice(fabric.salts[node as usize], pkt.flow, n)],
+        let Some(out) = route(fabric, node, &pkt) else {
+            sw.drop_unroutable(&pkt);
+            return;
         };
         if sw.can_cut_through(now, out, pkt.class) {
             // The port is free and nothing waits: admitted and sent in one step.
@@ -54,11 +42,9 @@ pub fn receive(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_por
     }
 }
 
-/// `fabric.switch_tx` at `sw`'s egress `port` (`data` as `tx_data` packed it): its serializer
-/// is free (unless a PFC frame took it meanwhile); send the next packet.
-pub fn on_tx(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, data: u64) {
-    let port = (data & 0xFFFF) as u16;
-    debug_assert_eq!(data >> 16, sw.node as u64);
+/// `fabric.switch_tx` at `sw`'s egress `port`: its serializer is free (unless a PFC frame took
+/// it meanwhile); send the next packet.
+pub fn on_tx(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16) {
     let mut frames = Frames::default();
     *sw.tx_pending(port) = false;
     kick(fabric, sw, q, port, &mut frames);
@@ -67,15 +53,9 @@ pub fn on_tx(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, data: u6
     }
 }
 
-/// `fabric.send_pfc` data: the egress port, the class and whether to pause (else resume).
-pub fn send_pfc_data(port: u16, class: u8, pause: bool) -> u64 {
-    (port as u64) << 16 | (class as u64 & 7) << 8 | pause as u64
-}
-
 /// `fabric.send_pfc`: `sw` sends a PAUSE or RESUME out of a port as if its own PFC logic had
 /// decided to (for tests and fault injection; its ingress counters do not change).
-pub fn on_send_pfc(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, data: u64) {
-    let (port, class, pause) = ((data >> 16) as u16, ((data >> 8) & 7) as u8, data & 1 != 0);
+pub fn on_send_pfc(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16, class: u8, pause: bool) {
     let mut frames = Frames::default();
     frames.push(port, class, pause);
     launch_frames(fabric, sw, q, &frames);
@@ -120,22 +100,4 @@ fn kick(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16, fr
         q.schedule(end, source, fabric.kinds.switch_tx, id, tx_data(sw.node, port));
         *sw.tx_pending(port) = true;
     }
-}
-
-/// Beacon columns summed over every switch.
-pub fn register_beacon_columns(app: &mut App) {
-    fn sum(world: &World, f: impl Fn(&Switch) -> u64) -> u64 {
-        world
-            .get_resource::<engine::store::Store<Switch>>()
-            .map_or(0, |s| s.rows().iter().map(f).sum())
-    }
-    app.add_beacon_column("switch_packets", |w| sum(w, |s| s.counters.packets));
-    app.add_beacon_column("switch_bytes", |w| sum(w, |s| s.counters.bytes));
-    app.add_beacon_column("switch_drops", |w| {
-        sum(w, |s| s.counters.drops + s.counters.headroom_drops)
-    });
-    app.add_beacon_column("pfc_pause_sent", |w| sum(w, |s| s.counters.pfc_pause_sent));
-    app.add_beacon_column("pfc_pause_received", |w| sum(w, |s| s.counters.pfc_pause_received));
-    app.add_beacon_column("pfc_resume_sent", |w| sum(w, |s| s.counters.pfc_resume_sent));
-    app.add_beacon_column("ecn_marked", |w| sum(w, |s| s.counters.ecn_marked));
 }

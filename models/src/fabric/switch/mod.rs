@@ -12,52 +12,25 @@
 //! capped at `LossyQueueLimit` (drop-tail). PFC frames a switch receives pause a class of the
 //! egress port they arrive on.
 //!
-//! This module holds the state (`Switch`, a component) and the decisions; `logic` is the glue
-//! that runs them from the fabric's events; `port` is an egress port and its schedulers.
+//! This module holds the state (`Switch`, a row of the fabric's `Store<Switch>`) and the
+//! decisions; `logic` is the glue that runs them from the fabric's events (the switch contract,
+//! `models::switch::SwitchModel`); `port` is an egress port and its schedulers.
 
 mod logic;
+mod model;
 mod port;
 
-pub use logic::{on_send_pfc, on_tx, receive, register_beacon_columns, send_pfc_data};
+pub use crate::switch::{SwitchCounters, send_pfc_data};
+pub use logic::{on_send_pfc, on_tx, receive};
 
 use super::conservation::DropCause;
-use super::link::{LinkDirection, Tally};
+use super::link::LinkDirection;
 use super::switch_config::{EcnConfig, Scheduler, SwitchConfig};
 use crate::packet::{Packet, PacketKind, ecn};
 use crate::wire::PFC_FRAME_BYTES;
 use engine::SimTime;
 use engine::rng::{SimRng, stream, unit_f64};
 use port::{EgressPort, Queued};
-
-/// What a switch has done, for beacons and tests.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SwitchCounters {
-    /// Packets and bytes sent on (PFC frames excluded).
-    pub packets: u64,
-    pub bytes: u64,
-    /// Packets of lossy classes dropped (queue limit or lossy buffer full), and packets with no
-    /// route to their destination.
-    pub drops: u64,
-    /// Packets of lossless classes dropped because their ingress counter passed XOFF + headroom
-    /// or the buffer was full. Zero with sane settings: a non-zero value means the headroom is
-    /// too small for the links' delay.
-    pub headroom_drops: u64,
-    pub pfc_pause_sent: u64,
-    pub pfc_resume_sent: u64,
-    pub pfc_pause_received: u64,
-    pub pfc_resume_received: u64,
-    /// Packets marked CE.
-    pub ecn_marked: u64,
-    /// Most bytes the shared buffer ever held.
-    pub peak_buffer_bytes: u64,
-    /// Most bytes one egress queue of each class ever held.
-    pub peak_class_queue_bytes: [u64; 8],
-    /// Most bytes one ingress port ever had in the buffer in each lossless class (the PFC
-    /// counter): at most `PfcXoff` + `PfcHeadroom`, and how much of the headroom was used.
-    pub peak_ingress_class_bytes: [u64; 8],
-    /// RDMA data packets dropped, by cause (`DropCause` as index) and class.
-    pub data_drops: [[Tally; 8]; DropCause::SWITCH],
-}
 
 /// Settings copied from `SwitchConfig`, in the forms the hot path uses.
 #[derive(Clone, Debug)]
