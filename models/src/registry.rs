@@ -83,3 +83,6 @@ impl Registered for dyn ApplicationModel {
         &APPLICATIONS
     }
 }
+
+/// Congestion controllers, selected inside a NIC's config (`models::cc`).
+pub use crate::cc::CONTROLLERS;
