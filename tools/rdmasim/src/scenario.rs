@@ -67,6 +67,7 @@ pub fn register_builtins() {
         NICS.register::<ideal_nic::IdealNicConfig>("IdealNic");
         APPLICATIONS.register::<scala_rdma::ScalaRdmaConfig>("ScalaRdma");
         APPLICATIONS.register::<flows::FlowsConfig>("Flows");
+        models::cc::CONTROLLERS.register::<fixed_rate_cc::FixedRateConfig>("FixedRate");
     });
 }
 
