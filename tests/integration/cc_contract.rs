@@ -134,7 +134,12 @@ pub fn cnps_follow_the_marks(c: &Controller) {
             last.insert((dst, qp), t);
         }
         // Two queue pairs, 1.2 ms of marks at most: 2 x (1.2 ms / 50 us + 1) CNPs.
-        assert!(wire.cnp_sent.len() <= 2 * 25, "{}: {} CNPs", c.name, wire.cnp_sent.len());
+        assert!(
+            wire.cnp_sent.len() <= 2 * 25,
+            "{}: {} CNPs",
+            c.name,
+            wire.cnp_sent.len()
+        );
         assert_eq!(wire.cnp_received, wire.cnp_sent.len() as u64, "{}: CNPs lost", c.name);
     }
     let sent: u64 = nics.rows().iter().map(|n| n.counters.cnps_sent).sum();
@@ -153,7 +158,12 @@ pub fn cnps_follow_the_marks(c: &Controller) {
             assert!(on_wire > 0);
             assert_eq!(counts.sends, on_wire, "{}: host {}", c.name, nic.host);
             assert_eq!((counts.naks, counts.timeouts, counts.retransmits), (0, 0, 0));
-            assert!(counts.acks > 0 && counts.ecn_marked > 0, "{}: {counts:?} at host {}", c.name, nic.host);
+            assert!(
+                counts.acks > 0 && counts.ecn_marked > 0,
+                "{}: {counts:?} at host {}",
+                c.name,
+                nic.host
+            );
             *cnps_seen.get_or_insert(0) += counts.cnps;
         }
     }
@@ -182,13 +192,23 @@ cc_suite!(fixed_rate, super::FIXED_RATE);
 
 #[test]
 fn bad_settings_are_reported_at_their_field() {
-    let text = "(name: \"cc\", topology: Star(hosts: 2),\n nic: RoceNic((CnpClass: 9)),\n applications: [ScalaRdma(())])";
-    let e = rdmasim::scenario::load_text("cc.ron", text, &[]).unwrap_err().to_string();
+    let text =
+        "(name: \"cc\", topology: Star(hosts: 2),\n nic: RoceNic((CnpClass: 9)),\n applications: [ScalaRdma(())])";
+    let e = rdmasim::scenario::load_text("cc.ron", text, &[])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("nic.CnpClass") && e.contains("cc.ron:2:"), "{e}");
     let text = "(name: \"cc\", topology: Star(hosts: 2),\n nic: RoceNic((CongestionControl: Dcqcn(()))),\n applications: [ScalaRdma(())])";
-    let e = rdmasim::scenario::load_text("cc.ron", text, &[]).unwrap_err().to_string();
-    assert!(e.contains("Dcqcn") && e.contains("FixedRate") && e.contains("cc.ron:2:"), "{e}");
+    let e = rdmasim::scenario::load_text("cc.ron", text, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("Dcqcn") && e.contains("FixedRate") && e.contains("cc.ron:2:"),
+        "{e}"
+    );
     let text = "(name: \"cc\", topology: Star(hosts: 2),\n nic: RoceNic((CongestionControl: FixedRate((Rate: \"fast\")))),\n applications: [ScalaRdma(())])";
-    let e = rdmasim::scenario::load_text("cc.ron", text, &[]).unwrap_err().to_string();
+    let e = rdmasim::scenario::load_text("cc.ron", text, &[])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("cc.ron:2:"), "{e}");
 }

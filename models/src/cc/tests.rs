@@ -80,9 +80,16 @@ fn none_is_the_default_and_a_bare_name() {
     assert_eq!(n.CongestionControl.clone(), n.CongestionControl);
     let n: Nic = ron::from_str("(CongestionControl: TestWindow((bytes: 0)))").unwrap();
     assert_eq!(n.CongestionControl.validate().unwrap_err().field, "bytes");
-    let e = ron::from_str::<Nic>("(CongestionControl: Dcqcn(()))").unwrap_err().to_string();
-    assert!(e.contains("Dcqcn") && e.contains("`None`") && e.contains("TestWindow"), "{e}");
-    let e = ron::from_str::<Nic>("(CongestionControl: TestWindow((byte: 1)))").unwrap_err().to_string();
+    let e = ron::from_str::<Nic>("(CongestionControl: Dcqcn(()))")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("Dcqcn") && e.contains("`None`") && e.contains("TestWindow"),
+        "{e}"
+    );
+    let e = ron::from_str::<Nic>("(CongestionControl: TestWindow((byte: 1)))")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("byte"), "{e}");
 }
 

@@ -27,10 +27,16 @@ fn next_send_is_the_frame_at_the_rate() {
     assert_eq!(p.next_send(&sent(t, 4154)), t + SimTime::from_ps(332_320));
     assert_eq!(p.next_send(&sent(t, 202)), t + SimTime::from_ps(16_160));
     // 400 Gbps: 20 ps a byte, the port's own serialization (the pacer never holds it back).
-    assert_eq!(pacer(Rate::gbps(400)).next_send(&sent(t, 4154)), t + SimTime::from_ps(83_080));
+    assert_eq!(
+        pacer(Rate::gbps(400)).next_send(&sent(t, 4154)),
+        t + SimTime::from_ps(83_080)
+    );
     // 3 Gbps does not divide 8e12 ps: rounded up, 8,000/3 = 2,666.67 ps a byte, 4,154 B is
     // 11,077,333.3 ps, so 11,077,334.
-    assert_eq!(pacer(Rate(3_000_000_000)).next_send(&sent(t, 4154)), t + SimTime::from_ps(11_077_334));
+    assert_eq!(
+        pacer(Rate(3_000_000_000)).next_send(&sent(t, 4154)),
+        t + SimTime::from_ps(11_077_334)
+    );
 }
 
 #[test]
@@ -70,6 +76,17 @@ fn config_defaults_ron_and_checks() {
     assert!(e.contains("at least 1 bit"), "{e}");
     let c = FixedRateConfig { Rate: Rate(0) };
     assert_eq!(c.validate().unwrap_err().field, "Rate");
-    assert!(ron::from_str::<FixedRateConfig>("(Rte: 1)").unwrap_err().to_string().contains("Rte"));
-    assert_eq!(c.feedback(), Feedback { cnp: true, ecn_echo: true });
+    assert!(
+        ron::from_str::<FixedRateConfig>("(Rte: 1)")
+            .unwrap_err()
+            .to_string()
+            .contains("Rte")
+    );
+    assert_eq!(
+        c.feedback(),
+        Feedback {
+            cnp: true,
+            ecn_echo: true
+        }
+    );
 }

@@ -238,7 +238,10 @@ impl RoceNicConfig {
             return fail("RetransmitTimeout", "must be greater than 0".into());
         }
         if self.CnpClass > 7 {
-            return fail("CnpClass", format!("must be a class from 0 to 7, got {}", self.CnpClass));
+            return fail(
+                "CnpClass",
+                format!("must be a class from 0 to 7, got {}", self.CnpClass),
+            );
         }
         self.CongestionControl
             .validate()

@@ -396,7 +396,9 @@ impl Parts<'_> {
     /// Schedules `qpn`'s congestion-control timer if its controller wants an earlier one.
     pub fn arm_cc_timer(&mut self, q: &mut EventQueue, ctx: &Ctx, qpn: u32) {
         let (host, source) = (self.nic.host, self.nic.source);
-        let Some(cc) = self.nic.qps[qpn as usize].cc.as_deref_mut() else { return };
+        let Some(cc) = self.nic.qps[qpn as usize].cc.as_deref_mut() else {
+            return;
+        };
         let t = cc.cc.gate.wake_at;
         if t < cc.timer {
             cc.timer = t;
