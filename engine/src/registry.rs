@@ -51,6 +51,21 @@ impl<T: ?Sized + 'static> Registry<T> {
         self.find(name).is_some()
     }
 
+    /// Deserializes the variant `name` of an enum being read (its `Name((...))` body) into the
+    /// registered config, for a field type that reads its own variants (one that also takes a
+    /// bare `None`, say). An unknown name lists the known ones.
+    pub fn select<'de, A: VariantAccess<'de>>(&self, name: &str, variant: A) -> Result<Selection<T>, A::Error> {
+        let Some(ctor) = self.find(name) else {
+            return Err(de::Error::unknown_variant(name, self.names()));
+        };
+        let static_name = self.names().iter().copied().find(|n| *n == name).unwrap_or("?");
+        let value = variant.newtype_variant_seed(CtorSeed(ctor))?;
+        Ok(Selection {
+            name: static_name,
+            value,
+        })
+    }
+
     fn find(&self, name: &str) -> Option<Ctor<T>> {
         self.entries
             .read()
@@ -119,20 +134,12 @@ impl<'de, T: ?Sized + Registered> Visitor<'de> for SelectionVisitor<T> {
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
         let reg = T::registry();
         let (VariantName(name), variant): (VariantName, A::Variant) = data.variant()?;
-        let Some(ctor) = reg.find(&name) else {
-            return Err(de::Error::unknown_variant(&name, reg.names()));
-        };
-        let static_name = reg.names().iter().copied().find(|n| *n == name).unwrap_or("?");
-        let value = variant.newtype_variant_seed(CtorSeed(ctor))?;
-        Ok(Selection {
-            name: static_name,
-            value,
-        })
+        reg.select(&name, variant)
     }
 }
 
 /// A variant's name, read as an identifier (ron will not read a bare name as a string).
-struct VariantName(String);
+pub struct VariantName(pub String);
 
 impl<'de> Deserialize<'de> for VariantName {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

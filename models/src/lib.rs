@@ -3,6 +3,7 @@
 //! contract that every NIC plugin implements, the switch contract every switch model keeps
 //! (`switch`), and the application contract (placement, plan, sharing the NIC's events).
 pub mod application;
+pub mod cc;
 pub mod fabric;
 pub mod nic;
 pub mod packet;

@@ -27,6 +27,9 @@ pub enum PacketKind {
     Pfc,
     /// A test-kit frame (offered load in fabric tests).
     Probe,
+    /// A RoCEv2 congestion notification packet (BTH opcode 0x81), from the NIC that received
+    /// CE-marked data back to its sender; `qp` is the sender's queue pair (`models::cc`).
+    Cnp,
 }
 
 /// ECN codepoints in the IPv4 header.

@@ -91,3 +91,5 @@ impl Registered for dyn SwitchModelConfig {
         &SWITCHES
     }
 }
+/// Congestion controllers, selected inside a NIC's config (`models::cc`).
+pub use crate::cc::CONTROLLERS;

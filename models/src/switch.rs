@@ -174,12 +174,15 @@ pub fn read_send_pfc_data(data: u64) -> (u16, u8, bool) {
     ((data >> 16) as u16, ((data >> 8) & 7) as u8, data & 1 != 0)
 }
 
+/// Visits every packet the switches hold, whatever the model.
+type QueuedVisitor = fn(&World, &mut dyn FnMut(&Packet));
+
 /// What code that does not know the model reads of the switches between segments (beacon
 /// columns, the conservation check, tests), whatever the model: the fabric inserts it.
 #[derive(Resource, Clone, Copy, Debug)]
 pub struct Switches {
     counters: fn(&World) -> Vec<(u32, SwitchCounters)>,
-    queued: fn(&World, &mut dyn FnMut(&Packet)),
+    queued: QueuedVisitor,
     /// Which classes the model never drops.
     pub lossless: [bool; 8],
 }

@@ -1,5 +1,6 @@
 //! Workspace integration tests, one binary.
 
+mod cc_contract;
 mod contract;
 mod reference;
 mod switch_contract;

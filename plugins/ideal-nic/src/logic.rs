@@ -188,7 +188,9 @@ impl NicLogic {
                     self.pump(q, host);
                 }
             }
-            PacketKind::Nak | PacketKind::Probe => nic_of(&mut self.nics, host).counters.stray_packets += 1,
+            PacketKind::Nak | PacketKind::Probe | PacketKind::Cnp => {
+                nic_of(&mut self.nics, host).counters.stray_packets += 1
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 
 use engine::prelude::*;
 use engine::scenario::FieldError;
+use models::cc::CcChoice;
 use models::pcie::PcieConfig;
 use serde::{Deserialize, Serialize};
 
@@ -141,6 +142,16 @@ pub struct RoceNicConfig {
     pub TxBurstPackets: u32,
     /// The host's PCIe link.
     pub Pcie: PcieConfig,
+    /// The congestion controller of each queue pair that sends (`models::cc`), by name:
+    /// `FixedRate((Rate: "100Gbps"))`. Default `None`: no congestion control (ours).
+    pub CongestionControl: CcChoice,
+    /// Notification point: the least time between two CNPs for one queue pair, when the
+    /// controller asks for CNPs. Default 50 us, the DCQCN paper's N and ns-3's
+    /// `QbbNetDevice::CNPInterval` (a ConnectX's `min_time_between_cnps` defaults to 4 us).
+    pub CnpInterval: Duration,
+    /// The traffic class CNPs are sent in, 0 to 7. Default 6, a ConnectX's `cnp_802p_prio`
+    /// (and `cnp_dscp` 48, CS6), above the data classes.
+    pub CnpClass: u8,
 }
 
 impl RoceNicConfig {
@@ -153,6 +164,8 @@ impl RoceNicConfig {
     /// The default local ACK timeout exponent n (timeout = 4.096 us x 2^n).
     pub const DEFAULT_LOCAL_ACK_TIMEOUT_EXPONENT: u32 = 14;
     pub const DEFAULT_TX_BURST_PACKETS: u32 = 4;
+    pub const DEFAULT_CNP_INTERVAL_US: u64 = 50;
+    pub const DEFAULT_CNP_CLASS: u8 = 6;
 
     /// Checks what serde's types cannot; the field is relative to `nic`.
     pub fn validate(&self) -> Result<(), FieldError> {
@@ -224,6 +237,15 @@ impl RoceNicConfig {
         if self.RetransmitTimeout.0 == SimTime::ZERO {
             return fail("RetransmitTimeout", "must be greater than 0".into());
         }
+        if self.CnpClass > 7 {
+            return fail(
+                "CnpClass",
+                format!("must be a class from 0 to 7, got {}", self.CnpClass),
+            );
+        }
+        self.CongestionControl
+            .validate()
+            .map_err(|e| e.under("CongestionControl"))?;
         self.Pcie.validate().map_err(|e| e.under("Pcie"))
     }
 }
@@ -243,6 +265,9 @@ impl Default for RoceNicConfig {
             )),
             TxBurstPackets: Self::DEFAULT_TX_BURST_PACKETS,
             Pcie: PcieConfig::default(),
+            CongestionControl: CcChoice::default(),
+            CnpInterval: Duration(SimTime::from_us(Self::DEFAULT_CNP_INTERVAL_US)),
+            CnpClass: Self::DEFAULT_CNP_CLASS,
         }
     }
 }

@@ -4,12 +4,13 @@
 
 use crate::config::RoceNicConfig;
 use crate::rx::Effect;
-use crate::state::{Qp, RoceNic, Waiting};
+use crate::state::{CcQp, Qp, RoceNic, Waiting};
 use crate::tx::{Ctx, Parts};
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
 use engine::store::{Held, Store};
+use models::cc::{QpCc, QpInfo};
 use models::fabric::{Fabric, FabricKinds};
 use models::nic::{
     Connections, DeliveredInWindow, HostIngress, HostPort, NicContract, NicLosses, NicPools, QpRole, Wqe,
@@ -38,6 +39,7 @@ struct PendingCtx(Ctx);
 impl Plugin for RoceNicPlugin {
     fn build(&self, app: &mut App) {
         let contract = *app.world.resource::<NicContract>();
+        let feedback = self.config.CongestionControl.feedback();
         let ctx = Ctx {
             cfg: Arc::new(self.config.clone()),
             tx: app.add_event_kind("roce.tx"),
@@ -45,6 +47,9 @@ impl Plugin for RoceNicPlugin {
             resume: app.add_event_kind("roce.resume"),
             doorbell: app.add_typed_kind("roce.doorbell"),
             contract,
+            cc_timer: app.add_event_kind("roce.cc"),
+            cnp_interval: feedback.cnp.then_some(self.config.CnpInterval.0),
+            ecn_echo: feedback.ecn_echo,
         };
         app.insert_resource(NicPools {
             egress: self.config.EgressBufferManager.has_pool(),
@@ -67,10 +72,11 @@ impl Plugin for RoceNicPlugin {
                 ctx.tx,
                 ctx.rto,
                 ctx.resume,
+                ctx.cc_timer,
             ],
             RoceHandler::default(),
         );
-        crate::counters::register_beacon_columns(app);
+        crate::counters::register_beacon_columns(app, feedback);
         app.insert_resource(models::nic::QpDiagnostics(crate::diagnostics::describe));
     }
 }
@@ -153,6 +159,7 @@ impl HandlerState {
             (ctx.tx, Op::Tx),
             (ctx.rto, Op::Rto),
             (ctx.resume, Op::Resume),
+            (ctx.cc_timer, Op::CcTimer),
         ];
         let mut ops = vec![None; routed.iter().map(|(k, _)| k.0 as usize + 1).max().unwrap_or(0)];
         for (kind, op) in routed {
@@ -235,6 +242,7 @@ enum Op {
     Tx,
     Rto,
     Resume,
+    CcTimer,
 }
 
 impl Handler for RoceHandler {
@@ -282,9 +290,23 @@ impl RoceHandler {
                 self.with(world, host, |p, ctx, _| {
                     let qpn = p.nic.qps.len() as u32;
                     let flow = models::topology::routing::flow_hash(host, spec.responder, spec.udp_src_port, 4791);
-                    p.nic
-                        .qps
-                        .push(Qp::new(spec.id, QpRole::Initiator, spec.responder, spec.class, flow));
+                    let mut qp = Qp::new(spec.id, QpRole::Initiator, spec.responder, spec.class, flow);
+                    if let Some(model) = ctx.cfg.CongestionControl.model() {
+                        let info = QpInfo {
+                            host,
+                            qpn,
+                            connection: spec.id,
+                            remote_host: spec.responder,
+                            class: spec.class,
+                            port_rate: ctx.cfg.PortRate,
+                        };
+                        qp.cc = Some(Box::new(CcQp {
+                            cc: QpCc::new(model, &info),
+                            timer: SimTime::MAX,
+                            next_new_psn: 0,
+                        }));
+                    }
+                    p.nic.qps.push(qp);
                     p.nic.initiator_qpn.insert(spec.id, qpn);
                     // The request's `aux` is our QPN; `psn` the connection id; the high bits
                     // of `flow` carry the UDP source port for the Responder's reverse hash.
@@ -358,6 +380,10 @@ impl RoceHandler {
                 if a.rto_deadline == now && a.sent == a.packets {
                     let from = a.acked_upto;
                     p.nic.counters.timeouts += 1;
+                    if let Some(cc) = qp.cc.as_deref_mut() {
+                        cc.cc.on_timeout(now);
+                        p.arm_cc_timer(q, ctx, qpn);
+                    }
                     p.rewind(q, ctx, qpn, from);
                 } else if a.rto_deadline != SimTime::MAX && a.rto_deadline > now {
                     // The deadline moved on (a later WQE, or more packets sent): wait for it.
@@ -367,6 +393,7 @@ impl RoceHandler {
                 }
             }),
             Op::Resume => self.with(world, host, |p, ctx, _| p.on_resume_check(q, ctx, ev.data as usize)),
+            Op::CcTimer => self.with(world, host, |p, ctx, _| p.on_cc_timer(q, ctx, ev.data as u32)),
         }
     }
 }

@@ -17,7 +17,7 @@ use engine::prelude::*;
 use models::nic::{QpRole, QueuePair};
 use models::packet::{Packet, PacketKind};
 use models::trace::TracePoint;
-use models::wire::{CM_MESSAGE_BYTES, Opcode, PFC_FRAME_BYTES, ROCE_ACK_BYTES};
+use models::wire::{CM_MESSAGE_BYTES, CNP_BYTES, Opcode, PFC_FRAME_BYTES, ROCE_ACK_BYTES};
 
 /// What a receive asks the world to do once the NIC's borrow ends.
 #[derive(Debug)]
@@ -42,9 +42,14 @@ impl Parts<'_> {
             PacketKind::Ack => self.rx_ack(q, ctx, pkt, out),
             PacketKind::Nak => {
                 if let Some(qpn) = self.initiator_qp(pkt.qp) {
+                    if let Some(cc) = self.nic.qps[qpn as usize].cc.as_deref_mut() {
+                        cc.cc.on_nak(q.now(), &models::cc::Nak { psn: pkt.psn });
+                        self.arm_cc_timer(q, ctx, qpn);
+                    }
                     self.rewind(q, ctx, qpn, pkt.psn);
                 }
             }
+            PacketKind::Cnp => self.rx_cnp(q, ctx, pkt),
             PacketKind::Pfc => {
                 let c = pkt.class as usize & 7;
                 if pkt.aux == 1 {
@@ -95,6 +100,9 @@ impl Parts<'_> {
             return;
         }
         let (expected, remote_qpn, flow) = (qp.expected_psn, qp.remote_qpn, qp.flow);
+        if pkt.is_ce() && ctx.reacts_to_ce() {
+            self.notify(q, ctx, &pkt);
+        }
         if pkt.psn > expected {
             self.nic.counters.out_of_sequence += 1;
             self.trace(TracePoint::PacketDropped, now, Some(pkt), None);
@@ -111,7 +119,8 @@ impl Parts<'_> {
             // A duplicate from a go-back-N resend: re-acknowledge so the sender moves on.
             if pkt.ack_req {
                 self.nic.counters.acks_sent += 1;
-                let ack = self.reply(&pkt, PacketKind::Ack, expected - 1, now, remote_qpn, flow);
+                let mut ack = self.reply(&pkt, PacketKind::Ack, expected - 1, now, remote_qpn, flow);
+                ack.aux = self.echo(ctx, pkt.qp);
                 self.send_ctrl(q, ctx, ack, false);
             }
             return;
@@ -145,7 +154,8 @@ impl Parts<'_> {
         if pkt.ack_req || (every > 0 && qp.since_ack >= every) {
             qp.since_ack = 0;
             self.nic.counters.acks_sent += 1;
-            let ack = self.reply(&pkt, PacketKind::Ack, pkt.psn, now, remote_qpn, flow);
+            let mut ack = self.reply(&pkt, PacketKind::Ack, pkt.psn, now, remote_qpn, flow);
+            ack.aux = self.echo(ctx, pkt.qp);
             self.send_ctrl(q, ctx, ack, false);
         }
         if self.nic.ingress_used[c] > self.nic.xoff[c] && !self.nic.upstream_paused[c] {
@@ -157,6 +167,75 @@ impl Parts<'_> {
         if self.nic.upstream_paused[c] {
             self.arm_resume(q, ctx, c);
         }
+    }
+
+    /// Notification point: CE-marked data reached Responder queue pair `pkt.qp`. Sends its
+    /// sender a CNP unless one went less than `CnpInterval` ago; counts the mark for the echo.
+    #[cold]
+    fn notify(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: &Packet) {
+        let now = q.now();
+        self.nic.counters.ce_received += 1;
+        let qp = &mut self.nic.qps[pkt.qp as usize];
+        if ctx.ecn_echo {
+            qp.ce_since_ack += 1;
+        }
+        let Some(interval) = ctx.cnp_interval else { return };
+        if qp.last_cnp.is_some_and(|t| now < t + interval) {
+            return;
+        }
+        qp.last_cnp = Some(now);
+        let cnp = Packet {
+            flow: qp.flow,
+            src: self.nic.host,
+            dst: pkt.src,
+            qp: qp.remote_qpn,
+            bytes: CNP_BYTES as u32,
+            kind: PacketKind::Cnp,
+            opcode: Opcode::CNP,
+            class: ctx.cfg.CnpClass,
+            ..Default::default()
+        };
+        self.nic.counters.cnps_sent += 1;
+        self.send_ctrl(q, ctx, cnp, false);
+    }
+
+    /// The ECN echo an ACK from Responder queue pair `qpn` carries in `aux` (0 without echo).
+    #[inline]
+    fn echo(&mut self, ctx: &Ctx, qpn: u32) -> u32 {
+        if ctx.ecn_echo {
+            std::mem::take(&mut self.nic.qps[qpn as usize].ce_since_ack)
+        } else {
+            0
+        }
+    }
+
+    /// A CNP for one of our queue pairs: its controller's `on_cnp`.
+    fn rx_cnp(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet) {
+        self.nic.counters.cnps_received += 1;
+        let Some(qpn) = self.initiator_qp(pkt.qp) else { return };
+        let Some(cc) = self.nic.qps[qpn as usize].cc.as_deref_mut() else {
+            return;
+        };
+        cc.cc.on_cnp(q.now());
+        self.cc_settle(q, ctx, qpn);
+    }
+
+    /// The controller's `on_ecn_echo` and `on_ack` for an ACK that moved `qpn`'s active WQE
+    /// from `before` (its old `acked_upto`).
+    #[inline(never)]
+    fn cc_acked(&mut self, q: &mut EventQueue, ctx: &Ctx, qpn: u32, before: u32, pkt: &Packet) {
+        let now = q.now();
+        let qp = &mut self.nic.qps[qpn as usize];
+        let Some(a) = qp.active.as_ref() else { return };
+        let ack = models::cc::Acked {
+            psn: pkt.psn,
+            newly_acked: ctx.wire_bytes(a, before - a.first_psn, a.acked_upto - a.first_psn),
+            in_flight: ctx.in_flight(a),
+            data_arrived: pkt.sent_at,
+        };
+        let Some(cc) = qp.cc.as_deref_mut() else { return };
+        cc.cc.on_ack(now, &ack);
+        self.cc_settle(q, ctx, qpn);
     }
 
     fn pfc_frame(&self, class: usize, pause: bool) -> Packet {
@@ -222,12 +301,28 @@ impl Parts<'_> {
     fn rx_ack(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet, out: &mut Vec<Effect>) {
         let now = q.now();
         let Some(qpn) = self.initiator_qp(pkt.qp) else { return };
+        if pkt.aux > 0
+            && let Some(cc) = self.nic.qps[qpn as usize].cc.as_deref_mut()
+        {
+            let echo = models::cc::EcnEcho {
+                psn: pkt.psn,
+                marked: pkt.aux,
+            };
+            cc.cc.on_ecn_echo(now, &echo);
+            self.arm_cc_timer(q, ctx, qpn);
+        }
         let qp = &mut self.nic.qps[qpn as usize];
         let Some(a) = qp.active.as_mut() else { return };
         if pkt.psn < a.first_psn {
             return;
         }
+        let before = a.acked_upto;
         a.acked_upto = a.acked_upto.max(pkt.psn + 1);
+        if qp.cc.is_some() && a.acked_upto > before {
+            self.cc_acked(q, ctx, qpn, before, &pkt);
+        }
+        let qp = &mut self.nic.qps[qpn as usize];
+        let Some(a) = qp.active.as_mut() else { return };
         if a.acked_upto < a.first_psn + a.packets {
             return;
         }

@@ -7,6 +7,7 @@ use crate::config::RoceNicConfig;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
 use engine::ring::Ring;
+use models::cc::QpCc;
 use models::nic::{QpRole, WqeTimes};
 use models::packet::Packet;
 use std::collections::VecDeque;
@@ -76,6 +77,22 @@ pub struct Qp {
     pub since_ack: u32,
     /// Payload accepted in order during the recording window (`DeliveredInWindow`).
     pub window_bytes: u64,
+    /// When this end last sent a CNP (notification point).
+    pub last_cnp: Option<SimTime>,
+    /// CE-marked data packets since the last ACK, for the ACK's ECN echo.
+    pub ce_since_ack: u32,
+    /// The sender's congestion control (`None` without a controller).
+    pub cc: Option<Box<CcQp>>,
+}
+
+/// A sending queue pair's congestion control, with what the NIC keeps for it.
+#[derive(Debug)]
+pub struct CcQp {
+    pub cc: QpCc,
+    /// When the one pending `roce.cc` timer event fires (`SimTime::MAX`: none).
+    pub timer: SimTime,
+    /// The lowest PSN never sent: a packet below it is a retransmission.
+    pub next_new_psn: u32,
 }
 
 impl Qp {
@@ -99,6 +116,9 @@ impl Qp {
             nak_sent: false,
             since_ack: 0,
             window_bytes: 0,
+            last_cnp: None,
+            ce_since_ack: 0,
+            cc: None,
         }
     }
 }
@@ -125,6 +145,11 @@ pub struct NicCounters {
     /// Connection requests that reached a host nobody listens on.
     pub rejected_requests: u64,
     pub wqes_completed: u64,
+    /// CNPs sent as notification point, and received for our queue pairs.
+    pub cnps_sent: u64,
+    pub cnps_received: u64,
+    /// CE-marked data packets received.
+    pub ce_received: u64,
     /// Peak bytes held in each receive pool.
     pub ingress_peak: [u64; 8],
     /// Peak bytes held in each transmit pool.

@@ -31,6 +31,12 @@ pub struct Ctx {
     /// The doorbell reached the NIC: the WQE's entity.
     pub doorbell: TypedKind<Entity>,
     pub contract: NicContract,
+    /// A queue pair's congestion-control timer (`Gate::wake_at`).
+    pub cc_timer: EventKind,
+    /// The notification point's CNP interval, when the controller asks for CNPs.
+    pub cnp_interval: Option<SimTime>,
+    /// ACKs echo CE marks (the controller asks for it).
+    pub ecn_echo: bool,
 }
 
 impl Ctx {
@@ -42,6 +48,29 @@ impl Ctx {
     }
     pub fn packets_of(&self, bytes: u64) -> u32 {
         bytes.div_ceil(self.cfg.Mss.0).max(1) as u32
+    }
+    /// Does a CE mark on arriving data ask anything of the receiver?
+    #[inline]
+    pub fn reacts_to_ce(&self) -> bool {
+        self.cnp_interval.is_some() || self.ecn_echo
+    }
+    /// Wire bytes of packets `from..to` of the active WQE `a`.
+    pub fn wire_bytes(&self, a: &Active, from: u32, to: u32) -> u64 {
+        if to <= from {
+            return 0;
+        }
+        let (mss, header) = (self.cfg.Mss.0, self.cfg.HeaderBytes.0);
+        let full = (to - from) as u64 * (mss + header);
+        // Every packet is full but the last.
+        if to == a.packets {
+            full - (mss - self.payload_of(a.bytes, a.packets - 1))
+        } else {
+            full
+        }
+    }
+    /// Wire bytes of `a` sent and not yet acknowledged.
+    pub fn in_flight(&self, a: &Active) -> u64 {
+        self.wire_bytes(a, a.acked_upto - a.first_psn, a.sent)
     }
 }
 
@@ -248,6 +277,13 @@ impl Parts<'_> {
                     .and_then(|a| a.ready.front().copied());
                 match ready_at {
                     Some(t) if t <= at => {
+                        if let Some(wait) = self.cc_wait(ctx, qpn, at) {
+                            // Held back by its controller: paced (wake then) or out of window
+                            // (an ACK pumps again).
+                            earliest = earliest.min(wait);
+                            self.nic.rr_push(c, qpn);
+                            continue;
+                        }
                         self.send_data(q, ctx, qpn, c, now, at);
                         return true;
                     }
@@ -324,8 +360,77 @@ impl Parts<'_> {
                 q.schedule(deadline, self.nic.source, ctx.rto, host, qpn as u64);
             }
         }
+        if self.nic.qps[qpn as usize].cc.is_some() {
+            self.cc_sent(q, ctx, qpn, now, &pkt);
+        }
         self.fill_fetch(ctx, now, qpn);
         self.wake_fetch_waiters(ctx, now, c);
+    }
+
+    /// When queue pair `qpn`'s controller lets its next packet start, if not at `at`.
+    #[inline]
+    fn cc_wait(&self, ctx: &Ctx, qpn: u32, at: SimTime) -> Option<SimTime> {
+        let qp = &self.nic.qps[qpn as usize];
+        let cc = qp.cc.as_ref()?;
+        cc.cc.gate.wait(at, ctx.in_flight(qp.active.as_ref()?))
+    }
+
+    /// Tells `qpn`'s controller that `pkt` went on the wire.
+    #[inline(never)]
+    fn cc_sent(&mut self, q: &mut EventQueue, ctx: &Ctx, qpn: u32, now: SimTime, pkt: &Packet) {
+        let qp = &mut self.nic.qps[qpn as usize];
+        let in_flight = qp.active.as_ref().map_or(0, |a| ctx.in_flight(a));
+        let Some(cc) = qp.cc.as_deref_mut() else { return };
+        let retransmit = pkt.psn < cc.next_new_psn;
+        cc.next_new_psn = cc.next_new_psn.max(pkt.psn + 1);
+        let sent = models::cc::Sent {
+            at: pkt.sent_at,
+            psn: pkt.psn,
+            bytes: pkt.bytes,
+            payload: pkt.payload,
+            retransmit,
+            in_flight,
+        };
+        cc.cc.on_send(now, &sent);
+        self.arm_cc_timer(q, ctx, qpn);
+    }
+
+    /// Schedules `qpn`'s congestion-control timer if its controller wants an earlier one.
+    pub fn arm_cc_timer(&mut self, q: &mut EventQueue, ctx: &Ctx, qpn: u32) {
+        let (host, source) = (self.nic.host, self.nic.source);
+        let Some(cc) = self.nic.qps[qpn as usize].cc.as_deref_mut() else {
+            return;
+        };
+        let t = cc.cc.gate.wake_at;
+        if t < cc.timer {
+            cc.timer = t;
+            q.schedule(t, source, ctx.cc_timer, host, qpn as u64);
+        }
+    }
+
+    /// After a controller's hook off the send path: arm its timer and let the queue pair send
+    /// if the gate opened.
+    pub fn cc_settle(&mut self, q: &mut EventQueue, ctx: &Ctx, qpn: u32) {
+        self.arm_cc_timer(q, ctx, qpn);
+        if self.nic.qps[qpn as usize].in_rr {
+            self.pump(q, ctx);
+        }
+    }
+
+    /// `roce.cc`: the time `qpn`'s controller asked for came (or a stale timer fired).
+    pub fn on_cc_timer(&mut self, q: &mut EventQueue, ctx: &Ctx, qpn: u32) {
+        let now = q.now();
+        let Some(cc) = self.nic.qps.get_mut(qpn as usize).and_then(|qp| qp.cc.as_deref_mut()) else {
+            return;
+        };
+        if cc.timer != now {
+            return;
+        }
+        cc.timer = SimTime::MAX;
+        if cc.cc.gate.wake_at <= now {
+            cc.cc.on_timer(now);
+        }
+        self.cc_settle(q, ctx, qpn);
     }
 
     /// Go-back-N: resend `qpn`'s active WQE from `psn`, fetching its payload again.

@@ -70,6 +70,7 @@ pub fn register_builtins() {
         APPLICATIONS.register::<flows::FlowsConfig>("Flows");
         SWITCHES.register::<models::fabric::SwitchConfig>(crate::switch_choice::SHARED_BUFFER);
         SWITCHES.register::<oq_switch::OqSwitchConfig>("OutputQueued");
+        models::cc::CONTROLLERS.register::<fixed_rate_cc::FixedRateConfig>("FixedRate");
     });
 }
 

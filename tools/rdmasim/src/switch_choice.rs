@@ -5,6 +5,8 @@
 //! ron tells the two apart only when asked for "any" value, and then drops a variant's name: the
 //! unnamed form is read in place (its errors point into it as before), the named form is read in
 //! a second pass over the text as a `Selection`, with every other field ignored.
+// A `ScenarioError` carries its source snippet; it is built once per bad file, never on a hot path.
+#![allow(clippy::result_large_err)]
 
 use engine::registry::Selection;
 use engine::scenario::{FieldPath, ScenarioError, load, value_span};
