@@ -13,6 +13,7 @@ mod digests;
 mod faults;
 mod goodput;
 mod incast;
+mod independence;
 mod memory;
 mod pcie_doorbell;
 mod pgo;
