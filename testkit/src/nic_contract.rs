@@ -17,6 +17,8 @@
 //!   of it (and of the WQEs completed before it on that pair) delivered, its `last_rx` is no
 //!   earlier than its first bit plus its payload's serialization at the host link rate plus the
 //!   path's delays, and its completion no earlier than `last_rx` plus the path back;
+//! - the entities are current between segments: at each beacon tick every WQE shows the stamps
+//!   its NIC had set, and each queue pair's progress counts what its connection had done;
 //! - PFC from the switch is obeyed: the scenario makes the switch pause senders, and the
 //!   switch drops nothing (a NIC that sent through a PAUSE would overrun the headroom).
 //!
@@ -29,6 +31,7 @@
 //! `nic_contract_suite!(module, |app| ...)` (one test per property), or call `run_contract_suite`.
 
 pub mod driver;
+pub mod mirror;
 
 use crate::fabric::switch_totals;
 use bevy_ecs::prelude::*;
@@ -44,6 +47,8 @@ const HOSTS: u32 = 4;
 const RATE: Rate = Rate::gbps(400);
 const DELAY: SimTime = SimTime::from_us(1);
 const STOP: SimTime = SimTime::from_us(400);
+/// Beacon ticks, where `mirror` copies the entities (the 1 MB WRITEs take 20 us each).
+const TICK: SimTime = SimTime::from_us(10);
 const CLASS: u8 = 0;
 
 fn driver_config() -> DriverConfig {
@@ -66,6 +71,8 @@ pub struct Outcome {
     pub forwarding: SimTime,
     /// The switch's counters at the end.
     pub switch: SwitchCounters,
+    /// The entities at each beacon tick.
+    pub snapshots: Vec<mirror::Snapshot>,
 }
 
 /// Runs the suite's scenario with the NIC that `add_nic` adds (between the fabric and the
@@ -87,9 +94,11 @@ pub fn run_contract(add_nic: &dyn Fn(&mut App)) -> Outcome {
     app.add_plugins(FabricPlugin);
     add_nic(&mut app);
     app.add_plugins(DriverPlugin(driver_config()));
+    app.insert_resource(mirror::Snapshots::default());
+    app.add_systems(BeaconTick, mirror::take_snapshot);
     app.run(RunOptions {
         stop: STOP,
-        beacon_interval: STOP,
+        beacon_interval: TICK,
         progress: None,
     });
     let qps = app.world.query::<&QueuePair>().iter(&app.world).cloned().collect();
@@ -101,6 +110,7 @@ pub fn run_contract(add_nic: &dyn Fn(&mut App)) -> Outcome {
         pools: app.world.get_resource::<NicPools>().copied(),
         forwarding,
         switch: switch_totals(&app.world),
+        snapshots: app.world.remove_resource::<mirror::Snapshots>().expect("snapshots").0,
     }
 }
 
@@ -115,6 +125,7 @@ pub fn run_contract_suite(add_nic: impl Fn(&mut App)) {
     check_monotonic(&o);
     check_nothing_completes_early(&o);
     check_pfc_obeyed(&o);
+    mirror::check_entities_current(&o);
 }
 
 pub fn check_setup(o: &Outcome) {
@@ -355,6 +366,10 @@ macro_rules! nic_contract_suite {
             #[test]
             fn pfc_from_the_switch_is_obeyed() {
                 check_pfc_obeyed(outcome());
+            }
+            #[test]
+            fn entities_are_current_between_segments() {
+                mirror::check_entities_current(outcome());
             }
         }
     };

@@ -16,7 +16,9 @@
 //! the fabric; the Responder's NIC creates its end of the queue pair and answers; when the
 //! response arrives, the Initiator's NIC creates its end, sends the acknowledgment and reports
 //! `established`. A WQE is an entity from `post_wqe` to `wqe_completed`; the NIC fills in its
-//! `WqeTimes`, whose parts add up to its latency.
+//! `WqeTimes`, whose parts add up to its latency. At every pause the NIC writes its view back
+//! to the entities (`write_back`): each `QueuePair`'s progress and the stamps so far of the
+//! WQEs it holds, so that between segments no entity is stale.
 //!
 //! A NIC has one handler for the contract's kinds it serves and its own. It keeps its state in
 //! an `engine::store::Store` (one row per host) and holds, besides, the fabric's
@@ -84,12 +86,14 @@
 //! models::registry::NICS.register::<InstantConfig>("Instant");
 //! ```
 
+mod mirror;
 mod model;
 pub mod port;
 
 pub use crate::sets::BuildSet;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
+pub use mirror::{QpProgress, write_back};
 pub use model::NicModel;
 pub use port::{HostIngress, HostPort};
 
@@ -134,7 +138,8 @@ pub enum QpRole {
     Responder,
 }
 
-/// A queue pair, an entity spawned by the NIC when it creates that end of a connection.
+/// A queue pair, an entity spawned by the NIC when it creates that end of a connection. Its
+/// `progress` is the NIC's state as of the last pause.
 #[derive(Component, Clone, Debug)]
 pub struct QueuePair {
     pub connection: u32,
@@ -143,6 +148,8 @@ pub struct QueuePair {
     /// Queue pair number on its NIC.
     pub qpn: u32,
     pub created_at: SimTime,
+    /// Written back by the NIC at every pause (`write_back`): current between segments.
+    pub progress: QpProgress,
 }
 
 /// The timestamps of a WQE's life. Each is set once, in this order, by the NIC (`posted` by the

@@ -210,6 +210,7 @@ impl NicLogic {
             return;
         };
         qp.payload_received += pkt.payload as u64;
+        qp.expected_psn = (pkt.psn + 1) & 0x00FF_FFFF;
         if in_window {
             qp.window_bytes += pkt.payload as u64;
         }
@@ -269,6 +270,7 @@ impl NicLogic {
             nic.schedule_qp(qpn);
         }
         nic.counters.wqes_completed += 1;
+        nic.qps[qpn as usize].wqes_completed += 1;
         let mut times = done.times;
         times.last_rx = pkt.sent_at;
         times.completed = now;
@@ -315,6 +317,7 @@ impl NicLogic {
             role: QpRole::Responder,
             qpn,
             created_at: now,
+            progress: Default::default(),
         });
         self.pump(q, host);
     }
@@ -359,6 +362,7 @@ impl NicLogic {
             role: QpRole::Initiator,
             qpn: pkt.qp,
             created_at: now,
+            progress: Default::default(),
         });
         self.contract.established.schedule(q, now, source, host, connection);
         self.pump(q, host);
@@ -467,6 +471,14 @@ impl Handler for NicHandler {
     fn pause(&mut self, world: &mut World) {
         if let Some(logic) = &mut self.logic {
             logic.ingress.publish(world);
+            if logic.nics.is_held() {
+                let nics = logic.nics.held_rows();
+                models::nic::write_back(
+                    world,
+                    |host, qpn, _| nics.get(host as usize)?.progress(qpn),
+                    nics.iter().flat_map(IdealNic::held_wqes),
+                );
+            }
             logic.nics.put_back(world);
             logic.ports.put_back(world);
         }

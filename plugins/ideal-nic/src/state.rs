@@ -59,6 +59,10 @@ pub struct Qp {
     pub payload_received: u64,
     /// Of it, what arrived in the recording window (`models::nic::DeliveredInWindow`).
     pub window_bytes: u64,
+    /// Responder: the PSN expected next. Initiator: WQEs completed (both written back to the
+    /// queue pair's entity at every pause).
+    pub expected_psn: u32,
+    pub wqes_completed: u64,
 }
 
 impl Qp {
@@ -77,6 +81,8 @@ impl Qp {
             in_rr: false,
             payload_received: 0,
             window_bytes: 0,
+            expected_psn: 0,
+            wqes_completed: 0,
         }
     }
 
@@ -266,5 +272,31 @@ impl IdealNic {
         self.counters.data_bytes_sent += pkt.bytes as u64;
         self.counters.payload_bytes_sent += payload;
         (pkt, !last)
+    }
+}
+
+impl IdealNic {
+    /// What queue pair `qpn` has done so far, for its entity.
+    pub fn progress(&self, qpn: u32) -> Option<models::nic::QpProgress> {
+        let qp = self.qps.get(qpn as usize)?;
+        Some(match qp.role {
+            QpRole::Initiator => models::nic::QpProgress {
+                psn: qp.next_psn,
+                wqes_at_nic: qp.waiting.len() as u32 + qp.active.is_some() as u32,
+                wqes_completed: qp.wqes_completed,
+            },
+            QpRole::Responder => models::nic::QpProgress {
+                psn: qp.expected_psn,
+                ..Default::default()
+            },
+        })
+    }
+
+    /// The WQEs this NIC holds, with their stamps so far.
+    pub fn held_wqes(&self) -> impl Iterator<Item = (Entity, WqeTimes)> + '_ {
+        self.qps.iter().flat_map(|qp| {
+            let active = qp.active.as_ref().map(|a| (a.wqe, a.times));
+            active.into_iter().chain(qp.waiting.iter().map(|w| (w.wqe, w.times)))
+        })
     }
 }

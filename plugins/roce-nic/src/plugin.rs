@@ -264,6 +264,14 @@ impl Handler for RoceHandler {
     fn pause(&mut self, world: &mut World) {
         if let Some(st) = &mut self.st {
             st.ingress.publish(world);
+            if st.nics.is_held() {
+                let nics = st.nics.held_rows();
+                models::nic::write_back(
+                    world,
+                    |host, qpn, _| nics.get(host as usize)?.progress(qpn),
+                    nics.iter().flat_map(RoceNic::held_wqes),
+                );
+            }
             st.nics.put_back(world);
             st.ports.put_back(world);
         }

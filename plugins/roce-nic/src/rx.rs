@@ -341,7 +341,9 @@ impl Parts<'_> {
         a.times.last_rx = pkt.sent_at;
         a.times.completed = now;
         self.nic.counters.wqes_completed += 1;
-        let conn = self.nic.qps[qpn as usize].connection;
+        let qp = &mut self.nic.qps[qpn as usize];
+        qp.wqes_completed += 1;
+        let conn = qp.connection;
         self.trace(TracePoint::WqeCompleted, now, None, Some((conn, a.number)));
         out.push(Effect::Complete {
             wqe: a.wqe,
@@ -371,6 +373,7 @@ impl Parts<'_> {
             role: QpRole::Responder,
             qpn,
             created_at: now,
+            progress: Default::default(),
         }));
         let resp = cm_packet(self.nic.host, &pkt, PacketKind::ConnectResponse, pkt.aux, qpn, flow);
         self.send_ctrl(q, ctx, resp, false);
@@ -392,6 +395,7 @@ impl Parts<'_> {
             role: QpRole::Initiator,
             qpn,
             created_at: now,
+            progress: Default::default(),
         }));
         let ack = cm_packet(self.nic.host, &pkt, PacketKind::ConnectAck, pkt.aux, qpn, flow);
         self.send_ctrl(q, ctx, ack, false);

@@ -1,7 +1,8 @@
-//! The NIC's state: one `RoceNic` component per host, holding its queue pairs, its transmit
-//! queues per class, its two buffer managers and its counters. Queue pairs are also entities
+//! The NIC's state: one `RoceNic` row per host, holding its queue pairs, its transmit queues
+//! per class, its two buffer managers and its counters. Queue pairs are also entities
 //! (`models::nic::QueuePair`), spawned when they are created; the hot state stays here, indexed
-//! by queue pair number, so a packet needs no lookup beyond its QPN.
+//! by queue pair number, so a packet needs no lookup beyond its QPN, and is written back to the
+//! entities at every pause (`RoceNic::write_back`).
 
 use crate::config::RoceNicConfig;
 use bevy_ecs::prelude::*;
@@ -68,6 +69,8 @@ pub struct Qp {
     /// deadline is never earlier than a pending one, so instead of one event per WQE (most of
     /// them stale, 100 us in the heap) the pending event re-arms itself for the latest deadline.
     pub rto_armed: SimTime,
+    /// WQEs completed on this end (written back to its entity at every pause).
+    pub wqes_completed: u64,
     /// The last completed WQE's `ready` ring, emptied, for the next one: a new ring per WQE
     /// was three allocations (it grows 4, 8, 16), 10,000 times per 20 ms of the default run.
     pub spare_ready: Ring<SimTime>,
@@ -111,6 +114,7 @@ impl Qp {
             in_rr: false,
             fetch_blocked: false,
             rto_armed: SimTime::MAX,
+            wqes_completed: 0,
             spare_ready: Ring::default(),
             expected_psn: 0,
             nak_sent: false,
@@ -263,5 +267,31 @@ impl RoceNic {
             self.rr_mask &= !(1 << c);
         }
         qpn
+    }
+}
+
+impl RoceNic {
+    /// What queue pair `qpn` has done so far, for its entity.
+    pub fn progress(&self, qpn: u32) -> Option<models::nic::QpProgress> {
+        let qp = self.qps.get(qpn as usize)?;
+        Some(match qp.role {
+            QpRole::Initiator => models::nic::QpProgress {
+                psn: qp.next_psn,
+                wqes_at_nic: qp.waiting.len() as u32 + qp.active.is_some() as u32,
+                wqes_completed: qp.wqes_completed,
+            },
+            QpRole::Responder => models::nic::QpProgress {
+                psn: qp.expected_psn,
+                ..Default::default()
+            },
+        })
+    }
+
+    /// The WQEs this NIC holds, with their stamps so far.
+    pub fn held_wqes(&self) -> impl Iterator<Item = (Entity, WqeTimes)> + '_ {
+        self.qps.iter().flat_map(|qp| {
+            let active = qp.active.as_ref().map(|a| (a.wqe, a.times));
+            active.into_iter().chain(qp.waiting.iter().map(|w| (w.wqe, w.times)))
+        })
     }
 }
