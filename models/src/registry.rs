@@ -23,9 +23,10 @@ pub trait ApplicationModel: Debug + Send + Sync + 'static {
         Ok(())
     }
     /// Reads the files the config names, relative to `dir` (the scenario file's folder), at
-    /// load; the error's field is relative to the entry.
-    fn load_files(&mut self, _dir: &Path) -> Result<(), FieldError> {
-        Ok(())
+    /// load, and returns their texts, which the loader adds to the scenario's hash (a run's
+    /// identity covers its inputs); the error's field is relative to the entry.
+    fn load_files(&mut self, _dir: &Path) -> Result<Vec<String>, FieldError> {
+        Ok(Vec::new())
     }
     /// Checks against the rest of the scenario (hosts, the NIC's pools); field as `validate`.
     fn check(&self, _ctx: &AppContext) -> Result<(), FieldError> {

@@ -308,3 +308,20 @@ fn bad_flows_are_refused_naming_the_file_line_and_field() {
     let (field, msg) = refused("flows: [(src: 0, dst: 1, bytes: \"1 parsec\")]", None);
     assert!(field.starts_with("applications[0].flows[0]"), "{field}: {msg}");
 }
+
+#[test]
+fn the_matrix_file_is_part_of_the_scenario_hash() {
+    let dir = ScratchDir::new("matrix-hash");
+    let matrix = |size: u64| format!("Nodes 2\nConnections 1\n0->1 id 1 start 3000 size {size}\n");
+    let path = flows_scenario(&dir, "matrix: \"m.cm\"", Some(&matrix(250_000)));
+    let first = rdmasim_tests::load(&path, &[]).hash;
+    assert_eq!(
+        rdmasim_tests::load(&path, &[]).hash,
+        first,
+        "the same inputs, the same hash"
+    );
+    // The same scenario text over another matrix (the flow one byte longer) is another scenario.
+    flows_scenario(&dir, "matrix: \"m.cm\"", Some(&matrix(250_001)));
+    let second = rdmasim_tests::load(&path, &[]).hash;
+    assert_ne!(second, first, "the matrix's text is hashed with the scenario's");
+}

@@ -82,8 +82,9 @@ impl FlowsConfig {
         (bytes > 0).then(|| bytes.div_ceil(Self::MAX_WRITE_BYTES))
     }
 
-    /// Reads the matrix (if one is named) into `resolved`, or takes `flows`.
-    pub fn resolve(&mut self, dir: &Path) -> Result<(), FieldError> {
+    /// Reads the matrix (if one is named) into `resolved`, or takes `flows`; returns the text of
+    /// the matrix read.
+    pub fn resolve(&mut self, dir: &Path) -> Result<Vec<String>, FieldError> {
         match (&self.matrix, self.flows.is_empty()) {
             (Some(_), false) => Err(FieldError::new(
                 "matrix",
@@ -106,7 +107,7 @@ impl FlowsConfig {
                         start: f.start.time(),
                     })
                     .collect();
-                Ok(())
+                Ok(Vec::new())
             }
             (Some(file), true) => {
                 let path = dir.join(file);
@@ -115,7 +116,7 @@ impl FlowsConfig {
                 let m = crate::matrix::parse(&text)
                     .map_err(|e| FieldError::new("matrix", format!("{}: {e}", path.display())))?;
                 self.resolved = m.flows;
-                Ok(())
+                Ok(vec![text])
             }
         }
     }

@@ -29,7 +29,7 @@ use models::application::{AppContext, AppEstimate, AppPlacement, ConnectionPlan,
 use std::path::Path;
 
 impl models::registry::ApplicationModel for FlowsConfig {
-    fn load_files(&mut self, dir: &Path) -> Result<(), FieldError> {
+    fn load_files(&mut self, dir: &Path) -> Result<Vec<String>, FieldError> {
         self.resolve(dir)
     }
     fn check(&self, ctx: &AppContext) -> Result<(), FieldError> {

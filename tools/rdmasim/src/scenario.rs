@@ -56,7 +56,8 @@ pub struct Loaded {
     pub parts: Vec<Plan>,
     /// The whole plan: the parts in scenario order, connections numbered as the run numbers them.
     pub plan: Plan,
-    /// FNV-1a of the text: the manifest's scenario hash and part of `job_id`.
+    /// FNV-1a of the text, continued over the text of every file it names (an htsim matrix):
+    /// the manifest's scenario hash and part of `job_id`.
     pub hash: u64,
 }
 
@@ -74,10 +75,15 @@ pub fn register_builtins() {
     });
 }
 
+/// FNV-1a-64 of `text`.
 pub fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3)
-    })
+    fnv1a_from(0xcbf2_9ce4_8422_2325, text)
+}
+
+/// FNV-1a-64 continued from `h` over `text`.
+pub fn fnv1a_from(h: u64, text: &str) -> u64 {
+    text.bytes()
+        .fold(h, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3))
 }
 
 /// Reads, overrides, parses and checks a scenario file.
@@ -130,14 +136,21 @@ fn load_checked(file: &str, text: String) -> Result<Loaded, Failure> {
         .map_err(|e| Failure::Load(Box::new(e)))?;
     // Files an application names are relative to the scenario's folder.
     let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+    let mut inputs = Vec::new();
     for (i, a) in scenario.applications.iter_mut().enumerate() {
-        a.value
+        let files = a
+            .value
             .load_files(dir)
             .map_err(|e| Failure::Check(e.under(&format!("applications[{i}]"))))?;
+        inputs.extend(files);
     }
     let loaded = check(text, scenario).map_err(Failure::Check)?;
+    // The files read are part of the run's identity: the same scenario over another matrix is
+    // another scenario.
+    let hash = inputs.iter().fold(loaded.hash, |h, t| fnv1a_from(h, t));
     Ok(Loaded {
         file: file.to_string(),
+        hash,
         ..loaded
     })
 }
