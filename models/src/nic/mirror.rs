@@ -9,7 +9,7 @@ use bevy_ecs::prelude::*;
 /// What one end of a connection has done so far, as of the last pause.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QpProgress {
-    /// Initiator: the PSN of the next new data packet. Responder: the PSN it expects next.
+    /// Initiator: the PSN of the next data packet it sends. Responder: the PSN it expects next.
     pub psn: u32,
     /// Initiator: WQEs at the NIC not yet complete (the one on the wire and those behind it).
     pub wqes_at_nic: u32,

@@ -276,7 +276,8 @@ impl RoceNic {
         let qp = self.qps.get(qpn as usize)?;
         Some(match qp.role {
             QpRole::Initiator => models::nic::QpProgress {
-                psn: qp.next_psn,
+                // `next_psn` is past the whole active WQE from its activation on.
+                psn: qp.active.as_ref().map_or(qp.next_psn, |a| a.first_psn + a.sent),
                 wqes_at_nic: qp.waiting.len() as u32 + qp.active.is_some() as u32,
                 wqes_completed: qp.wqes_completed,
             },
