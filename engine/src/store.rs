@@ -215,6 +215,78 @@ impl<T: Send + Sync + 'static> Held<T> {
     }
 }
 
+/// A handler's hold on two stores whose rows pair up by index (a host's NIC and its port):
+/// while held, row `i` of each sits side by side in one `(A, B)`, so one index reaches both,
+/// in one place in memory. Taken at the first event after a pause and given back, split again,
+/// in `put_back`, both stores together; a look at either while held panics as with `Held`.
+pub struct HeldPair<A: Send + Sync + 'static, B: Send + Sync + 'static> {
+    rows: Vec<(A, B)>,
+    a: Held<A>,
+    b: Held<B>,
+}
+
+impl<A: Send + Sync + 'static, B: Send + Sync + 'static> HeldPair<A, B> {
+    /// A hold that is not yet taken; `by` names the holder in messages.
+    pub fn new(by: &'static str) -> Self {
+        HeldPair {
+            rows: Vec::new(),
+            a: Held::new(by),
+            b: Held::new(by),
+        }
+    }
+
+    /// The paired rows, taken from both stores first if this is the first event since a pause.
+    #[inline]
+    pub fn rows(&mut self, world: &mut World) -> &mut [(A, B)] {
+        if !self.a.held {
+            self.take(world);
+        }
+        &mut self.rows
+    }
+
+    /// The rows as held (empty before `rows` since the last pause).
+    #[inline]
+    pub fn held_rows(&mut self) -> &mut [(A, B)] {
+        &mut self.rows
+    }
+
+    /// Whether the rows are held now.
+    #[inline]
+    pub fn is_held(&self) -> bool {
+        self.a.held
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take(&mut self, world: &mut World) {
+        self.a.take(world);
+        self.b.take(world);
+        let (a, b) = (&mut self.a.rows, &mut self.b.rows);
+        assert_eq!(
+            a.len(),
+            b.len(),
+            "`{}` pairs Store<{}> with Store<{}>, which have different row counts",
+            self.a.by,
+            type_name::<A>(),
+            type_name::<B>()
+        );
+        self.rows.extend(a.drain(..).zip(b.drain(..)));
+    }
+
+    /// Gives the rows back to their stores (the loop stopped); nothing if not held.
+    pub fn put_back(&mut self, world: &mut World) {
+        if !self.a.held {
+            return;
+        }
+        for (a, b) in self.rows.drain(..) {
+            self.a.rows.push(a);
+            self.b.rows.push(b);
+        }
+        self.a.put_back(world);
+        self.b.put_back(world);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +346,31 @@ mod tests {
     fn a_hold_on_a_missing_store_says_so() {
         let mut world = World::new();
         Held::<u8>::new("nic").ensure(&mut world);
+    }
+
+    #[test]
+    fn a_pair_hold_zips_two_stores_and_splits_them_back() {
+        let (mut world, _) = world_with(&[1, 2]);
+        let mut other = Store::default();
+        let es: Vec<Entity> = world.resource::<Store<u32>>().entities().to_vec();
+        for (i, &e) in es.iter().enumerate() {
+            other.push(e, format!("row {i}"));
+        }
+        world.insert_resource(other);
+        let mut held = HeldPair::<u32, String>::new("pair");
+        let rows = held.rows(&mut world);
+        rows[1].0 += 40;
+        rows[1].1.push('!');
+        assert_eq!(world.resource::<Store<String>>().held_by(), Some("pair"));
+        assert_eq!(world.resource::<Store<u32>>().held_by(), Some("pair"));
+        held.put_back(&mut world);
+        assert_eq!(world.resource::<Store<u32>>().rows(), &[1, 42]);
+        assert_eq!(world.resource::<Store<String>>().rows(), &["row 0", "row 1!"]);
+        assert!(!held.is_held());
+        assert_eq!(
+            held.rows(&mut world)[0],
+            (1, "row 0".to_string()),
+            "taken again after a pause"
+        );
     }
 }

@@ -9,7 +9,7 @@ use crate::tx::{Ctx, Parts};
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::IntoScheduleConfigs;
 use engine::prelude::*;
-use engine::store::{Held, Store};
+use engine::store::{HeldPair, Store};
 use models::cc::{QpCc, QpInfo};
 use models::fabric::{Fabric, FabricKinds};
 use models::nic::{
@@ -141,8 +141,8 @@ struct HandlerState {
     to_host: EventKind,
     /// What each of the NIC's other kinds asks for, by kind id.
     ops: Vec<Option<Op>>,
-    nics: Held<RoceNic>,
-    ports: Held<HostPort>,
+    /// Each host's NIC beside its port: one index, one place in memory, per event.
+    hosts: HeldPair<RoceNic, HostPort>,
     ingress: HostIngress,
 }
 
@@ -169,8 +169,7 @@ impl HandlerState {
             tracing: world.get_resource::<Tracers>().is_some_and(Tracers::is_enabled),
             to_host: world.resource::<FabricKinds>().to_host,
             ops,
-            nics: Held::new("the RoCE NIC's handler"),
-            ports: Held::new("the RoCE NIC's handler"),
+            hosts: HeldPair::new("the RoCE NIC's handler"),
             ingress: HostIngress::new(world),
             ctx,
         }
@@ -188,14 +187,8 @@ impl RoceHandler {
     ) -> R {
         let RoceHandler { st, effects, trace } = self;
         let st = st.as_mut().expect("initialized at the first event");
-        // Both stores are taken and given back together: one test per event.
-        if !st.nics.is_held() {
-            st.nics.ensure(world);
-            st.ports.ensure(world);
-        }
         let r = {
-            let nic = &mut st.nics.held_rows()[host as usize];
-            let HostPort { pcie, wire } = &mut st.ports.held_rows()[host as usize];
+            let (nic, HostPort { pcie, wire }) = &mut st.hosts.rows(world)[host as usize];
             let tr = st.tracing.then_some(&mut *trace);
             let mut parts = Parts {
                 nic,
@@ -264,16 +257,15 @@ impl Handler for RoceHandler {
     fn pause(&mut self, world: &mut World) {
         if let Some(st) = &mut self.st {
             st.ingress.publish(world);
-            if st.nics.is_held() {
-                let nics = st.nics.held_rows();
+            if st.hosts.is_held() {
+                let hosts = st.hosts.held_rows();
                 models::nic::write_back(
                     world,
-                    |host, qpn, _| nics.get(host as usize)?.progress(qpn),
-                    nics.iter().flat_map(RoceNic::held_wqes),
+                    |host, qpn, _| hosts.get(host as usize)?.0.progress(qpn),
+                    hosts.iter().flat_map(|(nic, _)| nic.held_wqes()),
                 );
             }
-            st.nics.put_back(world);
-            st.ports.put_back(world);
+            st.hosts.put_back(world);
         }
     }
 }
