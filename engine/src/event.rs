@@ -14,10 +14,8 @@
 //! in a second heap, and a pop takes the smaller of the two roots, so the order is the same as
 //! with one heap. The main heap then holds only what is about to happen (a link's next arrival,
 //! a NIC's next send). Its depth is what a pop waits on: each level is a load and a comparison
-//! that depend on the level above. In the default scenario the 8 retransmission timers were 8 of
-//! the ~27 events pending: leaving them out altogether (an experiment) made runs 11% faster in
-//! wall time for 3% fewer instructions, and the far heap made them 8.8% faster for 0.8% fewer
-//! (60 alternating pairs at `RunTime` 0.05 each).
+//! that depend on the level above, so a shallower heap is faster even for the same instructions
+//! (docs/performance.md).
 
 mod channel;
 mod heap;
