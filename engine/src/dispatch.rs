@@ -19,6 +19,7 @@ use bevy_ecs::world::World;
 /// field from the heap's entry, makes its wide loads wait on those narrow stores (failed
 /// store-to-load forwards, a large share of the loop's time: docs/performance.md).
 pub trait Handler: Send + 'static {
+    /// Handles one event; may schedule more on `queue`.
     fn handle(&mut self, world: &mut World, queue: &mut EventQueue, event: &SimEvent);
 
     /// The loop stopped (a beacon tick, the end of the run): the world is about to be read by
@@ -60,6 +61,7 @@ impl Handler for Unhandled {
 }
 
 impl Handlers {
+    /// Declares the event kind `name`, at first with a handler that panics naming it.
     pub fn add_kind(&mut self, name: &'static str) -> EventKind {
         let id = self.names.len();
         assert!(id < u16::MAX as usize, "too many event kinds");
@@ -105,6 +107,7 @@ impl Handlers {
         self.table[at] = wrap(inner);
     }
 
+    /// The number of kinds declared.
     pub fn kinds(&self) -> usize {
         self.names.len()
     }

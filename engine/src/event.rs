@@ -55,9 +55,13 @@ const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
 /// and one word of data (an index, a packed pair, an `Entity` as bits...).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct SimEvent {
+    /// When it happens.
     pub time: SimTime,
+    /// Which kind it is: which handler takes it.
     pub kind: EventKind,
+    /// The target id, as the kind's owner numbers its targets.
     pub target: u32,
+    /// One word of payload, as the kind's owner packs it.
     pub data: u64,
 }
 
@@ -85,6 +89,7 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
+    /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
             heap: QuadHeap::with_capacity(1024),
