@@ -5,6 +5,8 @@
 //! Runs use a fixed wall clock so that `time_utc` does not depend on when the test ran, and the
 //! records can be compared byte for byte.
 
+#![warn(missing_docs)]
+
 use engine::clock::WallClock;
 use engine::records::Output;
 use rdmasim::scenario::{Loaded, load_path, load_text};
@@ -58,10 +60,12 @@ pub fn load_str(file: &str, text: &str, overrides: &[&str]) -> Loaded {
 /// with everything in it when dropped.
 #[derive(Debug)]
 pub struct ScratchDir {
+    /// The folder.
     pub path: PathBuf,
 }
 
 impl ScratchDir {
+    /// A new, empty folder whose name carries `tag`.
     pub fn new(tag: &str) -> ScratchDir {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -72,6 +76,7 @@ impl ScratchDir {
         ScratchDir { path }
     }
 
+    /// The path of `name` in the folder.
     pub fn file(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }
@@ -107,11 +112,14 @@ pub fn run_scenario(path: &Path, overrides: &[&str]) -> (Outcome, ScratchDir) {
 /// A CSV file read whole: its header and rows, as text.
 #[derive(Clone, Debug)]
 pub struct Csv {
+    /// The header row's fields.
     pub header: Vec<String>,
+    /// The rows' fields, in file order.
     pub rows: Vec<Vec<String>>,
 }
 
 impl Csv {
+    /// Reads the CSV file at `path`; panics if it cannot.
     pub fn read(path: &Path) -> Csv {
         let mut reader = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
         let header = reader

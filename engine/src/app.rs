@@ -13,6 +13,7 @@ use std::any::TypeId;
 
 /// Something that adds behaviour to an `App`.
 pub trait Plugin: Send + Sync + 'static {
+    /// Registers the plugin's resources, event kinds, handlers, systems and beacon columns.
     fn build(&self, app: &mut App);
     /// The plugin's name in messages; its type name by default.
     fn name(&self) -> &str {
@@ -22,6 +23,7 @@ pub trait Plugin: Send + Sync + 'static {
 
 /// Plugins that travel together; `build` lists them in order.
 pub trait PluginGroup {
+    /// The group's plugins, in the order they are added.
     fn build(self) -> PluginGroupBuilder;
 }
 
@@ -32,6 +34,7 @@ pub struct PluginGroupBuilder {
 }
 
 impl PluginGroupBuilder {
+    /// Appends `plugin`, replacing a plugin of the same type already in the group.
     #[allow(clippy::should_implement_trait)] // bevy's name for it
     pub fn add<P: Plugin>(mut self, plugin: P) -> Self {
         self.plugins.retain(|(id, _, _)| *id != TypeId::of::<P>());
@@ -46,6 +49,7 @@ impl PluginGroupBuilder {
             .2 = false;
         self
     }
+    /// The names of the plugins not disabled, in order.
     pub fn enabled_names(&self) -> Vec<&str> {
         self.plugins.iter().filter(|p| p.2).map(|p| p.1.name()).collect()
     }
@@ -59,9 +63,12 @@ impl PluginGroup for PluginGroupBuilder {
 
 /// What `add_plugins` takes: one plugin, a group, or a tuple of plugins.
 pub trait Plugins<Marker> {
+    /// Adds the plugin or plugins to `app`, in order.
     fn add_to(self, app: &mut App);
 }
+/// `Plugins` marker for one plugin.
 pub struct PluginMarker;
+/// `Plugins` marker for a plugin group.
 pub struct GroupMarker;
 impl<P: Plugin> Plugins<PluginMarker> for P {
     fn add_to(self, app: &mut App) {
@@ -81,6 +88,7 @@ impl<G: PluginGroup> Plugins<GroupMarker> for G {
 /// The simulation being assembled: a bevy `World`, the event queue, the dispatch table and the
 /// phase schedules.
 pub struct App {
+    /// The world: resources, entities and the phase schedules.
     pub world: World,
     pub(crate) handlers: Handlers,
     plugin_names: Vec<String>,
@@ -93,6 +101,7 @@ impl Default for App {
 }
 
 impl App {
+    /// An empty app: the event queue, beacon columns and the four phase schedules.
     pub fn new() -> Self {
         let mut world = World::new();
         world.insert_resource(EventQueue::new());
@@ -114,6 +123,7 @@ impl App {
         }
     }
 
+    /// Adds a plugin, a group or a tuple of plugins, building each in order.
     pub fn add_plugins<M>(&mut self, plugins: impl Plugins<M>) -> &mut Self {
         plugins.add_to(self);
         self
@@ -129,6 +139,7 @@ impl App {
         &self.plugin_names
     }
 
+    /// Inserts (or replaces) a resource in the world.
     pub fn insert_resource<R: Resource>(&mut self, r: R) -> &mut Self {
         self.world.insert_resource(r);
         self
@@ -175,6 +186,7 @@ impl App {
         kind
     }
 
+    /// Adds systems to a phase schedule (`Build`, `Start`, `BeaconTick`, `Finish`).
     pub fn add_systems<M>(
         &mut self,
         phase: impl ScheduleLabel,
@@ -198,6 +210,7 @@ impl App {
         self
     }
 
+    /// The event queue, to schedule events by hand (tests, tools).
     pub fn queue(&mut self) -> Mut<'_, EventQueue> {
         self.world.resource_mut::<EventQueue>()
     }

@@ -2,6 +2,7 @@
 //! by `SOURCE_DATE_EPOCH` so that two runs can be compared byte for byte. Models never read this:
 //! only record writers do.
 
+/// The clock the records' `time_utc` reads: the system's, or one fixed instant.
 #[derive(Clone, Debug)]
 pub struct WallClock {
     fixed: Option<String>,
@@ -24,6 +25,7 @@ impl WallClock {
         WallClock { fixed: None }
     }
 
+    /// A clock that always reads `epoch_secs` seconds after 1970 (as `SOURCE_DATE_EPOCH` would).
     pub fn fixed_at(epoch_secs: i64) -> Self {
         WallClock {
             fixed: Some(rfc3339(epoch_secs, 0)),
@@ -35,6 +37,7 @@ impl WallClock {
         self.fixed.as_deref()
     }
 
+    /// Whether the clock reads a fixed instant.
     pub fn is_fixed(&self) -> bool {
         self.fixed.is_some()
     }

@@ -15,11 +15,11 @@ use bevy_ecs::world::World;
 /// `FnMut(&mut World, &mut EventQueue, SimEvent)`; a struct implementing it can hold
 /// `QueryState`s built once at startup.
 ///
-/// The event comes by reference: passed by value, the 24-byte `SimEvent` was built field by field
-/// from the heap's entry and then copied whole into the argument, and the wide loads of that copy
-/// waited on the narrow stores just before them (failed store-to-load forwards: the loop took 12%
-/// of a run's `perf record` samples, most of them on that copy; 3.4% by reference).
+/// The event comes by reference: a by-value copy of the 24-byte `SimEvent`, just built field by
+/// field from the heap's entry, makes its wide loads wait on those narrow stores (failed
+/// store-to-load forwards, a large share of the loop's time: docs/performance.md).
 pub trait Handler: Send + 'static {
+    /// Handles one event; may schedule more on `queue`.
     fn handle(&mut self, world: &mut World, queue: &mut EventQueue, event: &SimEvent);
 
     /// The loop stopped (a beacon tick, the end of the run): the world is about to be read by
@@ -61,6 +61,7 @@ impl Handler for Unhandled {
 }
 
 impl Handlers {
+    /// Declares the event kind `name`, at first with a handler that panics naming it.
     pub fn add_kind(&mut self, name: &'static str) -> EventKind {
         let id = self.names.len();
         assert!(id < u16::MAX as usize, "too many event kinds");
@@ -106,6 +107,7 @@ impl Handlers {
         self.table[at] = wrap(inner);
     }
 
+    /// The number of kinds declared.
     pub fn kinds(&self) -> usize {
         self.names.len()
     }

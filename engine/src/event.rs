@@ -14,10 +14,8 @@
 //! in a second heap, and a pop takes the smaller of the two roots, so the order is the same as
 //! with one heap. The main heap then holds only what is about to happen (a link's next arrival,
 //! a NIC's next send). Its depth is what a pop waits on: each level is a load and a comparison
-//! that depend on the level above. In the default scenario the 8 retransmission timers were 8 of
-//! the ~27 events pending: leaving them out altogether (an experiment) made runs 11% faster in
-//! wall time for 3% fewer instructions, and the far heap made them 8.8% faster for 0.8% fewer
-//! (60 alternating pairs at `RunTime` 0.05 each).
+//! that depend on the level above, so a shallower heap is faster even for the same instructions
+//! (docs/performance.md).
 
 mod channel;
 mod heap;
@@ -57,9 +55,13 @@ const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
 /// and one word of data (an index, a packed pair, an `Entity` as bits...).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct SimEvent {
+    /// When it happens.
     pub time: SimTime,
+    /// Which kind it is: which handler takes it.
     pub kind: EventKind,
+    /// The target id, as the kind's owner numbers its targets.
     pub target: u32,
+    /// One word of payload, as the kind's owner packs it.
     pub data: u64,
 }
 
@@ -87,6 +89,7 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
+    /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
             heap: QuadHeap::with_capacity(1024),

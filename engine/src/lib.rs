@@ -33,6 +33,9 @@
 //! assert_eq!(app.world.resource::<Pings>().0, 10);
 //! assert_eq!(stats.events, 10);
 //! ```
+
+#![warn(missing_docs)]
+
 pub mod app;
 pub mod beacon;
 pub mod clock;

@@ -59,6 +59,7 @@ pub struct SimulationParameters {
 }
 
 impl SimulationParameters {
+    /// The default `RandomSeed`, 18760 (spec).
     pub const DEFAULT_RANDOM_SEED: u64 = 18760;
 }
 
@@ -81,12 +82,19 @@ impl Default for SimulationParameters {
 /// The derived timeline, in simulated time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Resource)]
 pub struct Timeline {
+    /// `StartTime`: the Responders listen.
     pub responders_start: SimTime,
+    /// The client start window opens (`StartTime + ClientStartOffset`).
     pub client_window_start: SimTime,
+    /// The client start window closes (its start plus `ClientStartInterval`).
     pub client_window_end: SimTime,
+    /// The recording window opens (the window's end plus `WarmUp`).
     pub recording_start: SimTime,
+    /// The recording window closes (its start plus `RunTime`).
     pub recording_end: SimTime,
+    /// The run stops (the recording end plus `CoolDown`).
     pub stop: SimTime,
+    /// `BeaconReportInterval`.
     pub beacon_interval: SimTime,
 }
 
@@ -97,7 +105,9 @@ pub struct Timeline {
     "simulation.{field}: the timeline reaches {secs} s of simulated time there, past the engine's clock (2^64 - 1 ps, about 18446744.07 s)"
 )]
 pub struct TimelineOverflow {
+    /// The `simulation` field whose addition overflowed.
     pub field: &'static str,
+    /// Where the timeline would have ended, in seconds.
     pub secs: f64,
 }
 

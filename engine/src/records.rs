@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// Where a record's rows go.
 pub enum Sink {
+    /// Rows written to a file.
     File(RowFile),
     /// Rows kept in memory, for tests.
     Memory(Vec<u8>),
@@ -40,6 +41,7 @@ impl Sink {
 
 /// What a `RowFile` writes to: a file, or in tests a writer that fails on cue.
 pub trait RowTarget: Send + Sync {
+    /// Writes all of `bytes`.
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Cuts the target back to its first `len` bytes.
     fn truncate(&mut self, len: u64) -> io::Result<()>;
@@ -69,6 +71,7 @@ impl RowFile {
     /// As the `BufWriter` this replaces: 64 KiB, so a file costs one write call per 64 KiB.
     const CAPACITY: usize = 1 << 16;
 
+    /// A row file writing to `out` through a 64 KiB buffer.
     pub fn new(out: Box<dyn RowTarget>) -> Self {
         RowFile {
             out,
@@ -121,8 +124,11 @@ pub struct RecordId(usize);
 /// Where and how records are written.
 #[derive(Clone, Debug)]
 pub enum Output {
+    /// One CSV file per record in this folder (created if missing).
     Folder(PathBuf),
+    /// Rows kept in memory (tests: `Records::memory`).
     Memory,
+    /// Rows dropped.
     Null,
 }
 
@@ -130,7 +136,9 @@ pub enum Output {
 /// (or what is already in it) is at fault, not the run, so `rdmasim` exits 2 on it.
 #[derive(Debug)]
 pub struct OpenError {
+    /// The folder or file at fault.
     pub path: PathBuf,
+    /// Why it could not be created (the OS error, or what is in the way).
     pub reason: String,
 }
 
@@ -221,6 +229,7 @@ pub struct Records {
     simulation: String,
     shard: u32,
     records: Vec<Record>,
+    /// The clock the rows' `time_utc` reads.
     pub clock: WallClock,
     first_error: Option<String>,
     /// The first record that could not be opened: the run stops before its events.
@@ -232,6 +241,7 @@ pub struct Records {
 }
 
 impl Records {
+    /// Writers for run `simulation`, shard `shard`, into `output` (a folder is created now).
     pub fn new(output: Output, simulation: &str, shard: u32, clock: WallClock) -> io::Result<Self> {
         if let Output::Folder(dir) = &output {
             create_folder(dir).map_err(io::Error::other)?;
@@ -249,6 +259,7 @@ impl Records {
         })
     }
 
+    /// A record's file name: `SIMULATION-RECORD-SHARD.csv`.
     pub fn file_name(simulation: &str, record: &str, shard: u32) -> String {
         format!("{simulation}-{record}-{shard}.csv")
     }
@@ -322,6 +333,7 @@ impl Records {
         self.scratch = row;
     }
 
+    /// Flushes every record; the first error is kept for `error`.
     pub fn flush(&mut self) {
         for r in &mut self.records {
             if let Err(e) = r.sink.flush() {
@@ -359,9 +371,11 @@ impl Records {
         self.records.iter().filter_map(|r| r.path.as_deref()).collect()
     }
 
+    /// The run's name, as the file names carry it.
     pub fn simulation(&self) -> &str {
         &self.simulation
     }
+    /// The shard number the file names carry.
     pub fn shard(&self) -> u32 {
         self.shard
     }

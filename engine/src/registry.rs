@@ -21,6 +21,7 @@ pub struct Registry<T: ?Sized + 'static> {
 }
 
 impl<T: ?Sized + 'static> Registry<T> {
+    /// An empty registry; `kind` names it in messages (`NicModel`).
     pub const fn new(kind: &'static str) -> Self {
         Registry {
             kind,
@@ -43,10 +44,12 @@ impl<T: ?Sized + 'static> Registry<T> {
         *self.names.write().unwrap_or_else(|e| e.into_inner()) = Box::leak(names.into_boxed_slice());
     }
 
+    /// The registered names, in registration order.
     pub fn names(&self) -> &'static [&'static str] {
         *self.names.read().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether `name` is registered.
     pub fn contains(&self, name: &str) -> bool {
         self.find(name).is_some()
     }
@@ -78,6 +81,7 @@ impl<T: ?Sized + 'static> Registry<T> {
 
 /// A config type that becomes a `Box<T>` (for example `Box<dyn NicModel>`).
 pub trait Choice<T: ?Sized>: Sized {
+    /// The config as the registry's trait object.
     fn boxed(self) -> Box<T>;
 }
 
@@ -90,12 +94,15 @@ where
 
 /// Implemented by the trait object type a registry produces, to find its registry.
 pub trait Registered: 'static {
+    /// The registry holding this trait's implementations.
     fn registry() -> &'static Registry<Self>;
 }
 
 /// A registered plugin chosen by name in RON: `Name((...))`.
 pub struct Selection<T: ?Sized> {
+    /// The name it was chosen by.
     pub name: &'static str,
+    /// Its config, read from the RON.
     pub value: Box<T>,
 }
 

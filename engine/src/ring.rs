@@ -22,16 +22,19 @@ impl<T> Default for Ring<T> {
 }
 
 impl<T: Copy + Default> Ring<T> {
+    /// The number of values queued.
     #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether nothing is queued.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// Queues `v` at the back, doubling the ring when full.
     #[inline]
     pub fn push_back(&mut self, v: T) {
         if self.len == self.buf.len() {
@@ -42,6 +45,7 @@ impl<T: Copy + Default> Ring<T> {
         self.len += 1;
     }
 
+    /// Takes the value at the front, if any.
     #[inline]
     pub fn pop_front(&mut self) -> Option<T> {
         if self.len == 0 {
@@ -53,15 +57,18 @@ impl<T: Copy + Default> Ring<T> {
         Some(v)
     }
 
+    /// The value at the front, if any.
     #[inline]
     pub fn front(&self) -> Option<&T> {
         (self.len > 0).then(|| &self.buf[self.head])
     }
 
+    /// The value at the back, if any.
     pub fn back(&self) -> Option<&T> {
         (self.len > 0).then(|| &self.buf[(self.head + self.len - 1) & (self.buf.len() - 1)])
     }
 
+    /// Empties the ring, keeping its capacity.
     pub fn clear(&mut self) {
         self.head = 0;
         self.len = 0;

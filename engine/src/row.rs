@@ -17,6 +17,7 @@ pub struct RowBuf {
 }
 
 impl RowBuf {
+    /// Empties the row, keeping its buffers.
     pub fn clear(&mut self) {
         self.buf.clear();
         self.ends.clear();

@@ -22,21 +22,29 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Who this run is: what every record row names.
 #[derive(Resource, Clone, Debug)]
 pub struct RunInfo {
+    /// The run's name.
     pub simulation: String,
     /// The spec's `job_id`: the simulation's name and a hash of its scenario, so identical
     /// scenarios give identical files.
     pub job_id: String,
+    /// `RandomSeed`.
     pub seed: u64,
+    /// This part's number, from 0.
     pub shard: u32,
+    /// The parts the world runs in.
     pub shards: u32,
 }
 
 /// What a run did, for the summary and the manifest.
 #[derive(Clone, Debug, Default)]
 pub struct RunStats {
+    /// Simulated time reached.
     pub sim_time: SimTime,
+    /// Wall-clock time taken.
     pub wall: std::time::Duration,
+    /// Events handled.
     pub events: u64,
+    /// Beacon ticks run.
     pub beacons: u64,
     /// Set when the run stopped before its stop time; `sim_time` is then the tick it stopped at.
     pub stopped: Option<StopCause>,
@@ -52,6 +60,7 @@ pub enum StopCause {
 }
 
 impl RunStats {
+    /// Events handled per wall-clock second.
     pub fn events_per_sec(&self) -> f64 {
         self.events as f64 / self.wall.as_secs_f64().max(1e-9)
     }
@@ -59,7 +68,9 @@ impl RunStats {
 
 /// How often to tick and whom to tell about progress.
 pub struct RunOptions<'a> {
+    /// Stop before the first event at or after this time.
     pub stop: SimTime,
+    /// Time between beacon ticks.
     pub beacon_interval: SimTime,
     /// Called after every beacon tick with the simulated time and events so far.
     pub progress: Option<&'a mut dyn FnMut(SimTime, u64)>,

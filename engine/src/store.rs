@@ -76,6 +76,7 @@ impl<T: Send + Sync + 'static> Store<T> {
         self.rows.get(i)
     }
 
+    /// Row `i`, mutably (panics while a handler holds the rows).
     pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
         self.check();
         self.rows.get_mut(i)
@@ -105,10 +106,12 @@ impl<T: Send + Sync + 'static> Store<T> {
         &self.entities
     }
 
+    /// The number of rows.
     pub fn len(&self) -> usize {
         self.entities.len()
     }
 
+    /// Whether there are no rows.
     pub fn is_empty(&self) -> bool {
         self.entities.is_empty()
     }
@@ -176,6 +179,7 @@ impl<T: Send + Sync + 'static> Held<T> {
         &mut self.rows
     }
 
+    /// Whether a handler holds the rows now.
     #[inline]
     pub fn is_held(&self) -> bool {
         self.held

@@ -11,20 +11,26 @@ use std::fmt;
 pub struct SimTime(pub u64);
 
 impl SimTime {
+    /// The start of simulated time.
     pub const ZERO: SimTime = SimTime(0);
+    /// The last representable instant (about 213 days): "never".
     pub const MAX: SimTime = SimTime(u64::MAX);
     /// Picoseconds in one second.
     pub const PS_PER_SEC: u64 = 1_000_000_000_000;
 
+    /// `ps` picoseconds.
     pub const fn from_ps(ps: u64) -> Self {
         SimTime(ps)
     }
+    /// `ns` nanoseconds.
     pub const fn from_ns(ns: u64) -> Self {
         SimTime(ns * 1_000)
     }
+    /// `us` microseconds.
     pub const fn from_us(us: u64) -> Self {
         SimTime(us * 1_000_000)
     }
+    /// In picoseconds.
     pub const fn ps(self) -> u64 {
         self.0
     }
@@ -42,20 +48,25 @@ impl SimTime {
         Some(SimTime(ps as u64))
     }
 
+    /// In seconds, as precisely as an `f64` allows.
     pub fn as_secs_f64(self) -> f64 {
         // Split so that large values keep their picosecond digits as far as f64 allows.
         (self.0 / Self::PS_PER_SEC) as f64 + (self.0 % Self::PS_PER_SEC) as f64 / 1e12
     }
+    /// In microseconds, as precisely as an `f64` allows.
     pub fn as_us_f64(self) -> f64 {
         (self.0 / 1_000_000) as f64 + (self.0 % 1_000_000) as f64 / 1e6
     }
 
+    /// The sum, `None` on overflow.
     pub fn checked_add(self, rhs: SimTime) -> Option<SimTime> {
         self.0.checked_add(rhs.0).map(SimTime)
     }
+    /// The difference, `None` if `rhs` is later.
     pub fn checked_sub(self, rhs: SimTime) -> Option<SimTime> {
         self.0.checked_sub(rhs.0).map(SimTime)
     }
+    /// The difference, zero if `rhs` is later.
     pub fn saturating_sub(self, rhs: SimTime) -> SimTime {
         SimTime(self.0.saturating_sub(rhs.0))
     }

@@ -24,33 +24,41 @@ pub struct Size(pub u64);
 pub struct Rate(pub u64);
 
 impl Duration {
+    /// `ps` picoseconds.
     pub const fn from_ps(ps: u64) -> Self {
         Duration(SimTime(ps))
     }
+    /// `ns` nanoseconds.
     pub const fn from_ns(ns: u64) -> Self {
         Duration(SimTime::from_ns(ns))
     }
+    /// `us` microseconds.
     pub const fn from_us(us: u64) -> Self {
         Duration(SimTime::from_us(us))
     }
+    /// As a `SimTime` span.
     pub const fn time(self) -> SimTime {
         self.0
     }
+    /// In seconds.
     pub fn as_secs_f64(self) -> f64 {
         self.0.as_secs_f64()
     }
 }
 
 impl Size {
+    /// In bytes.
     pub const fn bytes(self) -> u64 {
         self.0
     }
 }
 
 impl Rate {
+    /// `g` gigabits per second.
     pub const fn gbps(g: u64) -> Self {
         Rate(g * 1_000_000_000)
     }
+    /// In bits per second.
     pub const fn bps(self) -> u64 {
         self.0
     }

@@ -34,9 +34,13 @@ pub enum PacketKind {
 
 /// ECN codepoints in the IPv4 header.
 pub mod ecn {
+    /// Not ECN-capable.
     pub const NOT_ECT: u8 = 0;
+    /// ECN-capable transport, codepoint 1.
     pub const ECT1: u8 = 1;
+    /// ECN-capable transport, codepoint 0.
     pub const ECT0: u8 = 2;
+    /// Congestion experienced: a switch marked it.
     pub const CE: u8 = 3;
 }
 
@@ -49,6 +53,7 @@ pub struct Packet {
     pub sent_at: SimTime,
     /// Source and destination hosts (node ids).
     pub src: u32,
+    /// The destination host (node id).
     pub dst: u32,
     /// Destination queue pair number on the destination NIC.
     pub qp: u32,
@@ -60,6 +65,7 @@ pub struct Packet {
     pub payload: u32,
     /// Kind-specific word (see `PacketKind`).
     pub aux: u32,
+    /// What the packet is.
     pub kind: PacketKind,
     /// BTH opcode (`wire::ib::opcode`).
     pub opcode: u8,
@@ -80,6 +86,7 @@ impl Packet {
     pub fn class_of_dscp(dscp: u8) -> u8 {
         (dscp / 8).min(7)
     }
+    /// Whether a switch marked it CE.
     pub fn is_ce(&self) -> bool {
         self.ecn == ecn::CE
     }

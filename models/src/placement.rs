@@ -18,17 +18,24 @@ use thiserror::Error;
 /// `component` names it in messages (`Initiator`).
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub struct ComponentRatio {
+    /// The application, from 0 in configuration order.
     pub app: usize,
+    /// The entry, as the application lists them (0 the client, 1 the server).
     pub entry: usize,
+    /// Its name in messages (`Initiator`).
     pub component: &'static str,
+    /// Its share of the hosts, above 0 and at most 1.
     pub ratio: f64,
 }
 
 /// One host's role.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Placement {
+    /// The host's node id.
     pub node_id: u32,
+    /// The application it runs a component of.
     pub app: usize,
+    /// Which of that application's entries.
     pub entry: usize,
 }
 
@@ -39,29 +46,55 @@ pub enum PlacementError {
         "application {app}'s {component} ratio is {ratio}: a ratio must be above 0 and at most 1 \
          (a ratio of 0 makes the configuration invalid)"
     )]
+    /// A ratio not above 0 or above 1.
     InvalidRatio {
+        /// The application.
         app: usize,
+        /// The component.
         component: &'static str,
+        /// The ratio given.
         ratio: f64,
     },
+    /// A component's ratio given twice.
     #[error("application {app}'s {component} ratio is given twice")]
-    DuplicateComponent { app: usize, component: &'static str },
+    DuplicateComponent {
+        /// The application.
+        app: usize,
+        /// The component.
+        component: &'static str,
+    },
     #[error(
         "the distribution ratios of all the applications add up to {sum}, not 1: they share one \
          budget of hosts, so change them until they sum to 1"
     )]
-    RatiosDoNotSumToOne { sum: f64 },
+    /// The ratios of all the applications do not sum to 1.
+    RatiosDoNotSumToOne {
+        /// What they sum to.
+        sum: f64,
+    },
     #[error(
         "{hosts} hosts cannot run {components} components: every component needs a host of its \
          own; add hosts or remove applications"
     )]
-    TooFewHosts { hosts: usize, components: usize },
+    /// Fewer hosts than components.
+    TooFewHosts {
+        /// Hosts in the topology.
+        hosts: usize,
+        /// Components to place.
+        components: usize,
+    },
     #[error(
         "the ratios need {needed} hosts but the topology has {hosts}: every component with a \
          ratio above 0 gets at least 1 host, on top of floor(ratio x hosts) for the others; raise \
          the small ratios or add hosts"
     )]
-    TooManyHostsNeeded { needed: usize, hosts: usize },
+    /// The ratios' one-host minimums need more hosts than there are.
+    TooManyHostsNeeded {
+        /// Hosts the ratios need.
+        needed: usize,
+        /// Hosts in the topology.
+        hosts: usize,
+    },
 }
 
 /// Relative tolerance on the sum of the ratios: 0.1 + 0.2 + 0.7 is 1 for this purpose.

@@ -56,7 +56,9 @@ pub trait ApplicationModel: Debug + Send + Sync + 'static {
     fn clone_box(&self) -> Box<dyn ApplicationModel>;
 }
 
+/// The NIC models a scenario can name in `nic:`; a fork adds its own with `NICS.register`.
 pub static NICS: Registry<dyn NicModel> = Registry::new("NicModel");
+/// The applications a scenario can name in `applications:`.
 pub static APPLICATIONS: Registry<dyn ApplicationModel> = Registry::new("Application");
 
 impl Registered for dyn NicModel {
@@ -85,6 +87,7 @@ pub trait SwitchModelConfig: Debug + Send + Sync + 'static {
     fn clone_box(&self) -> Box<dyn SwitchModelConfig>;
 }
 
+/// The switch models a scenario can name in `switch:`.
 pub static SWITCHES: Registry<dyn SwitchModelConfig> = Registry::new("SwitchModel");
 
 impl Registered for dyn SwitchModelConfig {

@@ -3,6 +3,7 @@
 
 use bevy_ecs::schedule::SystemSet;
 
+/// The `Build` phase's sets, in the order they run.
 #[derive(SystemSet, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum BuildSet {
     /// Topology, links, switches, hosts, PCIe links.

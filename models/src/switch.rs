@@ -63,9 +63,13 @@ use engine::store::Store;
 /// (for the model's own random streams).
 #[derive(Clone, Copy, Debug)]
 pub struct SwitchSite<'a> {
+    /// The switch's node id.
     pub node: u32,
+    /// Its name in the topology.
     pub name: &'a str,
+    /// Its number of ports.
     pub ports: usize,
+    /// The run's seed.
     pub seed: u64,
 }
 
@@ -113,6 +117,7 @@ pub trait SwitchModel: Send + Sync + Sized + 'static {
 pub struct SwitchCounters {
     /// Packets and bytes sent on (PFC frames excluded).
     pub packets: u64,
+    /// Bytes sent on (PFC frames excluded).
     pub bytes: u64,
     /// Packets of lossy classes dropped (queue limit or lossy buffer full), and packets with no
     /// route to their destination.
@@ -121,9 +126,13 @@ pub struct SwitchCounters {
     /// or the buffer was full. Zero with sane settings: a non-zero value means the headroom is
     /// too small for the links' delay.
     pub headroom_drops: u64,
+    /// PFC PAUSE frames sent.
     pub pfc_pause_sent: u64,
+    /// PFC RESUME frames sent.
     pub pfc_resume_sent: u64,
+    /// PFC PAUSE frames received.
     pub pfc_pause_received: u64,
+    /// PFC RESUME frames received.
     pub pfc_resume_received: u64,
     /// Packets marked CE.
     pub ecn_marked: u64,

@@ -14,18 +14,27 @@ use crate::packet::Packet;
 use bevy_ecs::prelude::*;
 use engine::SimTime;
 
+/// A named trace point (`TracePoint::name`, as ns-3 names them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TracePoint {
+    /// `QpTx`: a frame enters a NIC port's transmit FIFO.
     PacketSent,
+    /// `QpRx`: a frame reaches a NIC.
     PacketReceived,
+    /// `QpRxDrop`: a NIC dropped data (receive pool full, or out of sequence).
     PacketDropped,
+    /// `PfcTx`: a PAUSE or RESUME frame leaves a NIC.
     PfcSent,
+    /// `PfcRx`: a PAUSE or RESUME frame reaches a NIC.
     PfcReceived,
+    /// `WqePosted`: the application posts a WQE (before the doorbell crosses PCIe).
     WqePosted,
+    /// `WqeCompleted`: a WQE completed.
     WqeCompleted,
 }
 
 impl TracePoint {
+    /// The point's name, as tracers and docs use it.
     pub fn name(self) -> &'static str {
         match self {
             TracePoint::PacketSent => "QpTx",
@@ -42,6 +51,7 @@ impl TracePoint {
 /// One pass through a trace point.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TraceEvent {
+    /// Which point.
     pub point: TracePoint,
     /// When the model passed the point; events reach tracers in this order.
     pub time: SimTime,
@@ -55,6 +65,7 @@ pub struct TraceEvent {
 
 /// A subscriber.
 pub trait Tracer: Send + Sync + 'static {
+    /// Takes one event, in time order.
     fn record(&mut self, event: &TraceEvent);
 }
 
@@ -65,12 +76,15 @@ pub struct Tracers {
 }
 
 impl Tracers {
+    /// Adds a subscriber; do it before the run starts.
     pub fn subscribe(&mut self, tracer: impl Tracer) {
         self.list.push(Box::new(tracer));
     }
+    /// Whether anyone subscribed.
     pub fn is_enabled(&self) -> bool {
         !self.list.is_empty()
     }
+    /// Passes `event` to every subscriber.
     pub fn emit(&mut self, event: &TraceEvent) {
         for t in &mut self.list {
             t.record(event);
@@ -95,9 +109,11 @@ impl Tracer for MemoryTracer {
 }
 
 impl MemoryTracer {
+    /// A copy of the events so far.
     pub fn events(&self) -> Vec<TraceEvent> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
+    /// How many events passed `point`.
     pub fn count(&self, point: TracePoint) -> usize {
         self.events().iter().filter(|e| e.point == point).count()
     }

@@ -51,18 +51,25 @@ impl Default for WatchdogConfig {
 /// A connection that made no progress for `StallTimeout`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StalledConnection {
+    /// The connection's id.
     pub connection: u32,
     /// Node id and name of the Initiator's and the Responder's hosts.
     pub initiator: u32,
+    /// The Initiator host's name.
     pub initiator_name: String,
+    /// The Responder's node id.
     pub responder: u32,
+    /// The Responder host's name.
     pub responder_name: String,
     /// The connection's index within its pair (`connection_index` in rdma-perf).
     pub index: u32,
+    /// The traffic class of its data.
     pub class: u8,
     /// `setup`: its connection request was never answered; `data`: WQEs outstanding.
     pub phase: &'static str,
+    /// WQEs posted so far.
     pub posted: u64,
+    /// WQEs completed so far.
     pub completed: u64,
     /// The last check at which it was seen progressing (or idle), in simulated seconds: it has
     /// completed nothing since at least then.
@@ -78,30 +85,40 @@ pub struct StalledConnection {
 /// One port of a PFC deadlock's cycle: `switch`'s egress `port` toward `toward` is paused.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PausedPort {
+    /// The switch's name.
     pub switch: String,
+    /// Its node id.
     pub node: u32,
+    /// The paused egress port.
     pub port: u16,
+    /// The node that port leads to.
     pub toward: String,
 }
 
 /// A cycle of paused switch ports in one class, each waiting for the next.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PfcDeadlock {
+    /// The traffic class.
     pub class: u8,
     /// Since when every port of the cycle has been paused (the last of them to pause).
     pub since_sec: f64,
+    /// The check that reported it, in simulated seconds.
     pub detected_sec: f64,
+    /// The paused ports, each waiting for the next.
     pub cycle: Vec<PausedPort>,
 }
 
 /// What the watchdog found, in the order found. Empty on a healthy run.
 #[derive(Resource, Clone, Debug, Default, PartialEq, Serialize)]
 pub struct WatchdogReport {
+    /// Connections that stalled.
     pub stalls: Vec<StalledConnection>,
+    /// PFC deadlocks.
     pub deadlocks: Vec<PfcDeadlock>,
 }
 
 impl WatchdogReport {
+    /// Whether nothing was found.
     pub fn is_empty(&self) -> bool {
         self.stalls.is_empty() && self.deadlocks.is_empty()
     }

@@ -95,7 +95,7 @@ fn check(run: &mut Incast, pool: &str) {
 fn the_incast_runs_full_length_without_a_stall_a_drop_or_a_resend() {
     // The default pool (2 MiB for class 0), then 256 KiB to 1 GiB (BufferSize is twice the
     // class-0 pool: PoolAllocationVector gives it half). A pool that fills only holds fetches
-    // back; before the pool-leak fix, a smaller pool made connections stall sooner.
+    // back; a leak from the pool would stall the smaller pools' connections first.
     let pools = [
         ("4MiB", "2 MiB"),
         ("512KiB", "256 KiB"),

@@ -100,7 +100,7 @@ fn features(selection: &[&str]) -> std::collections::BTreeSet<String> {
 /// crate's features and those of everything below it. If `cargo build --release` (the whole
 /// workspace) and `cargo build --release -p rdmasim` (the README's command) turned on different
 /// features anywhere under rdmasim, one of the two builds would match none of the profile and run
-/// 10% slower, silently (it did, until `serde_core` was named in rdmasim's manifest).
+/// 10% slower, silently (which is why rdmasim's manifest names `serde_core`).
 #[test]
 fn the_workspace_build_and_the_rdmasim_build_are_the_same_binary() {
     let alone = features(&["-p", "rdmasim"]);

@@ -20,12 +20,17 @@ use thiserror::Error;
 pub struct ScenarioError {
     /// The path as the user gave it, or `<--set>` for an override.
     pub file: String,
+    /// The text the span points into, named for the report.
     pub source_text: NamedSource<String>,
+    /// The bytes at fault, if there is text to point into.
     pub span: Option<SourceSpan>,
+    /// The line at fault, from 1 (0: no text).
     pub line: usize,
+    /// The column at fault, in chars from 1 (0: no text).
     pub column: usize,
     /// The dotted path of the field at fault, e.g. `applications[0].NumConnections`.
     pub field: Option<String>,
+    /// What is wrong.
     pub message: String,
 }
 

@@ -14,6 +14,7 @@ pub struct FieldError {
 }
 
 impl FieldError {
+    /// An error at `field` saying `message`.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         FieldError {
             field: field.into(),

@@ -10,23 +10,50 @@ pub(super) const MAX_DEPTH: usize = 128;
 /// Why the text does not scan; `offset` is the byte where the scanner gave up.
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
 pub enum ScanError {
+    /// A string, char or comment that never ends.
     #[error("unterminated {what}")]
-    Unterminated { what: &'static str, offset: usize },
-    #[error("`{open}` is never closed")]
-    Unclosed { open: char, offset: usize },
-    #[error("expected {expected}, found `{found}`")]
-    Unexpected {
-        expected: &'static str,
-        found: char,
+    Unterminated {
+        /// What never ends ("string", "block comment"...).
+        what: &'static str,
+        /// Where it starts.
         offset: usize,
     },
+    /// A bracket that is never closed.
+    #[error("`{open}` is never closed")]
+    Unclosed {
+        /// The bracket.
+        open: char,
+        /// Where it is.
+        offset: usize,
+    },
+    /// A character that cannot come here.
+    #[error("expected {expected}, found `{found}`")]
+    Unexpected {
+        /// What could come here.
+        expected: &'static str,
+        /// What came.
+        found: char,
+        /// Where.
+        offset: usize,
+    },
+    /// The text ends where more was expected.
     #[error("expected {expected}, found the end of the text")]
-    UnexpectedEnd { expected: &'static str, offset: usize },
+    UnexpectedEnd {
+        /// What could come here.
+        expected: &'static str,
+        /// The end of the text.
+        offset: usize,
+    },
+    /// Brackets nested deeper than the scanner goes.
     #[error("nested more than {MAX_DEPTH} levels deep")]
-    TooDeep { offset: usize },
+    TooDeep {
+        /// The bracket one level too deep.
+        offset: usize,
+    },
 }
 
 impl ScanError {
+    /// The byte offset where the scanner gave up.
     pub fn offset(&self) -> usize {
         match *self {
             ScanError::Unterminated { offset, .. }

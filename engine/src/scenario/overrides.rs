@@ -11,27 +11,45 @@ use thiserror::Error;
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
 #[error("--set {assignment}: {kind}")]
 pub struct OverrideError {
+    /// The `--set` argument as given.
     pub assignment: String,
+    /// What is wrong with it.
     pub kind: OverrideErrorKind,
 }
 
+/// Why an override could not be applied.
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
 pub enum OverrideErrorKind {
+    /// The argument has no `=`.
     #[error("expected PATH=VALUE, e.g. `simulation.RunTime=0.01`")]
     MissingEquals,
+    /// The path is not a path.
     #[error("{0}")]
     BadPath(PathError),
+    /// The value is not exactly one RON value.
     #[error("`{value}` is not one RON value: {error}")]
-    BadValue { value: String, error: ScanError },
+    BadValue {
+        /// The value as given.
+        value: String,
+        /// Why it does not scan.
+        error: ScanError,
+    },
+    /// The scenario's own text does not scan, so no path can be found in it.
     #[error("the scenario itself does not scan at line {line}, column {column}: {error}")]
     Scenario {
+        /// The line, from 1.
         line: usize,
+        /// The column, from 1.
         column: usize,
+        /// Why it does not scan.
         error: ScanError,
     },
     #[error("{error}{}", .suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default())]
+    /// The path names no value in the scenario.
     NotFound {
+        /// Why.
         error: PathError,
+        /// A path that does name one and is spelled nearly the same.
         suggestion: Option<String>,
     },
 }

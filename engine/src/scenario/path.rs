@@ -8,12 +8,16 @@ use thiserror::Error;
 /// A dotted path to a value: `simulation.RunTime`, `applications[0].NumConnections`.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct FieldPath {
+    /// The segments, outermost first.
     pub segments: Vec<PathSegment>,
 }
 
+/// One step of a `FieldPath`.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum PathSegment {
+    /// `.name`: a struct's field.
     Field(String),
+    /// `[n]`: a list's item, from 0.
     Index(usize),
 }
 
@@ -87,39 +91,63 @@ impl fmt::Display for FieldPath {
 /// Why a path names no value. `segment` is the index of the segment that failed.
 #[derive(Clone, PartialEq, Eq, Debug, Error)]
 pub enum PathError {
+    /// The path is not written as a path.
     #[error("bad path `{path}` at byte {offset}: {reason}")]
     Syntax {
+        /// The path as given.
         path: String,
+        /// Where in it the problem is.
         offset: usize,
+        /// What is wrong there.
         reason: &'static str,
     },
+    /// The scenario's text does not scan.
     #[error("the scenario does not scan: {0}")]
     Scan(ScanError),
+    /// A struct has no field of that name.
     #[error("{} has no field `{field}` (fields there: {})", place(.parent), list(.available))]
     MissingField {
+        /// The struct's path.
         parent: String,
+        /// The field asked for.
         field: String,
+        /// The fields it has.
         available: Vec<String>,
+        /// The failing segment's index.
         segment: usize,
     },
+    /// A list is shorter than the index.
     #[error("index {index} is out of range: `{list}` has {len} item{}", plural(.len))]
     IndexOutOfRange {
+        /// The list's path.
         list: String,
+        /// The index asked for.
         index: usize,
+        /// The list's length.
         len: usize,
+        /// The failing segment's index.
         segment: usize,
     },
+    /// A field asked of a value that is not a struct.
     #[error("{} is {found}, which has no field `{field}`", place(.path))]
     NotAStruct {
+        /// The value's path.
         path: String,
+        /// What the value is ("a list", "a number"...).
         found: &'static str,
+        /// The field asked for.
         field: String,
+        /// The failing segment's index.
         segment: usize,
     },
+    /// An index asked of a value that is not a list.
     #[error("{} is {found}, which cannot be indexed", place(.path))]
     NotAList {
+        /// The value's path.
         path: String,
+        /// What the value is.
         found: &'static str,
+        /// The failing segment's index.
         segment: usize,
     },
 }

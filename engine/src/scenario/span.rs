@@ -15,11 +15,14 @@ pub use super::path::{FieldPath, PathError, PathSegment, locate, value_span};
 /// A byte range `start..end` in the source text.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Span {
+    /// The first byte.
     pub start: usize,
+    /// One past the last byte.
     pub end: usize,
 }
 
 impl Span {
+    /// The spanned text of `source` (empty if out of range).
     pub fn text(self, source: &str) -> &str {
         source.get(self.start..self.end).unwrap_or("")
     }
@@ -28,47 +31,65 @@ impl Span {
 /// One value with its byte range (for a named struct or tuple, from the name to the `)`).
 #[derive(Clone, PartialEq, Debug)]
 pub struct Node {
+    /// Its bytes in the source.
     pub span: Span,
+    /// What kind of value it is.
     pub kind: NodeKind,
 }
 
+/// What a `Node` is, with what a rewrite needs of it.
 #[derive(Clone, PartialEq, Debug)]
 pub enum NodeKind {
     /// `(a: 1)`, `Name(a: 1)` or `()`. `close` is the offset of `)`; `trailing_comma` the offset of
     /// a comma after the last field, if any.
     Struct {
+        /// The struct's or variant's name, if written.
         name: Option<String>,
+        /// Its fields, in text order.
         fields: Vec<Field>,
+        /// The offset of its `)`.
         close: usize,
+        /// The offset of a comma after the last field.
         trailing_comma: Option<usize>,
     },
     /// `(1, 2)` or `Name(x)`: positional items, which includes newtype variants and `Some(..)`.
     Tuple {
+        /// The variant's name, if written.
         name: Option<String>,
+        /// Its items, in order.
         items: Vec<Node>,
     },
+    /// `[a, b]`.
     List(Vec<Node>),
+    /// `{k: v}`: its keys and values.
     Map(Vec<(Node, Node)>),
     /// A string or byte string, plain or raw.
     Str,
     /// A char or byte literal.
     Char,
+    /// An integer or float literal.
     Number,
     /// A bare identifier: `true`, `None`, a unit variant such as `Ideal`.
     Ident,
 }
 
+/// One `name: value` of a struct.
 #[derive(Clone, PartialEq, Debug)]
 pub struct Field {
+    /// The field's name.
     pub name: String,
+    /// Its bytes.
     pub name_span: Span,
+    /// Its value.
     pub value: Node,
 }
 
 /// A whole scenario: its `#![enable(..)]` attributes and its one top-level value.
 #[derive(Clone, PartialEq, Debug)]
 pub struct Document {
+    /// The `#![enable(..)]` attributes' spans.
     pub attributes: Vec<Span>,
+    /// The top-level value.
     pub root: Node,
 }
 

@@ -29,7 +29,9 @@ pub struct ContractClaim(pub u16);
 /// The claims, and each connection's owner by connection id.
 #[derive(Resource, Default, Debug)]
 pub struct ContractClaims {
+    /// Each claim's handlers, by claim number.
     pub handlers: Vec<ContractHandlers>,
+    /// Each connection's claim, by connection id.
     pub owner: Vec<ContractClaim>,
 }
 

@@ -61,8 +61,11 @@ pub fn configure_slots(app: &mut engine::app::App, n: usize) {
 /// One connection's figures for the run summary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnectionFigures {
+    /// The connection's id.
     pub connection: u32,
+    /// The Initiator's host id.
     pub initiator: u32,
+    /// The Responder's host id.
     pub responder: u32,
     /// WQEs completed in the recording window.
     pub recorded_wqes: u64,
@@ -72,8 +75,11 @@ pub struct ConnectionFigures {
 /// and each of its connections.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AppFigures {
+    /// WQEs posted since the start.
     pub wqes_posted: u64,
+    /// WQEs completed since the start.
     pub wqes_completed: u64,
+    /// Each of its connections.
     pub connections: Vec<ConnectionFigures>,
 }
 
@@ -106,8 +112,10 @@ pub struct EstimateContext<'a> {
 /// What an application's checks against the rest of the scenario may look at.
 #[derive(Clone, Copy, Debug)]
 pub struct AppContext<'a> {
+    /// Hosts in the topology.
     pub num_hosts: usize,
     /// Host names, by node id (for messages).
     pub host_names: &'a [String],
+    /// The classes the NIC has buffer pools for.
     pub pools: crate::nic::NicPools,
 }

@@ -4,8 +4,10 @@
 
 use serde::Serialize;
 
+/// One host's part: which application's component it runs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HostPlan {
+    /// The host's node id.
     pub node_id: u32,
     /// The application's `name`.
     pub application: String,
@@ -13,18 +15,25 @@ pub struct HostPlan {
     pub component: &'static str,
 }
 
+/// An Initiator host paired with a Responder host.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PairPlan {
+    /// The Initiator's host id.
     pub initiator: u32,
+    /// The Responder's host id.
     pub responder: u32,
+    /// The application's `name`.
     pub application: String,
 }
 
+/// One connection between a pair.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ConnectionPlan {
     /// The connection's id: its position in the whole plan's list (the NIC contract's id).
     pub id: u32,
+    /// The Initiator's host id.
     pub initiator: u32,
+    /// The Responder's host id.
     pub responder: u32,
     /// Index of the connection within its pair, from 0.
     pub index: u32,
@@ -33,14 +42,18 @@ pub struct ConnectionPlan {
     /// Which application (position in `applications`) it belongs to.
     #[serde(skip)]
     pub app: usize,
+    /// The traffic class of its data packets.
     pub traffic_class: u8,
 }
 
 /// Placement, pairing and connections.
 #[derive(Clone, Debug, PartialEq, Serialize, Default)]
 pub struct Plan {
+    /// Each host's part, in node-id order.
     pub hosts: Vec<HostPlan>,
+    /// The pairs.
     pub pairs: Vec<PairPlan>,
+    /// The connections, in id order.
     pub connections: Vec<ConnectionPlan>,
 }
 
@@ -57,6 +70,7 @@ impl Plan {
         self.connections.append(&mut part.connections);
     }
 
+    /// The plan as pretty-printed JSON (`rdmasim plan --format json`).
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a plan always serializes")
     }

@@ -125,9 +125,11 @@ impl Default for Gate {
 pub struct QpInfo {
     /// The sending host (node id) and the queue pair's number there.
     pub host: u32,
+    /// The queue pair's number on that host.
     pub qpn: u32,
     /// The connection id (`models::nic::ConnectionSpec::id`).
     pub connection: u32,
+    /// The receiving host (node id).
     pub remote_host: u32,
     /// The traffic class its data goes in.
     pub class: u8,
@@ -140,9 +142,11 @@ pub struct QpInfo {
 pub struct Sent {
     /// When its first bit leaves (at or after the hook's `now`: the port may be busy).
     pub at: SimTime,
+    /// Its PSN.
     pub psn: u32,
     /// Bytes on the wire, headers included.
     pub bytes: u32,
+    /// Its payload bytes.
     pub payload: u32,
     /// It was sent before (go-back-N).
     pub retransmit: bool,
@@ -166,6 +170,7 @@ pub struct Acked {
 /// A NAK: the receiver expects `psn` next, and the NIC goes back to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Nak {
+    /// The PSN the receiver expects next.
     pub psn: u32,
 }
 
@@ -190,12 +195,19 @@ pub struct Feedback {
 /// One queue pair's controller. Every hook may change the gate; all but `on_send` default to
 /// doing nothing.
 pub trait CongestionControl: Debug + Send + Sync + 'static {
+    /// A data packet went on the wire (first send or retransmission).
     fn on_send(&mut self, now: SimTime, gate: &mut Gate, sent: &Sent);
+    /// An ACK acknowledged more data.
     fn on_ack(&mut self, _now: SimTime, _gate: &mut Gate, _ack: &Acked) {}
+    /// A NAK asks the queue pair to go back to a PSN (before the NIC rewinds).
     fn on_nak(&mut self, _now: SimTime, _gate: &mut Gate, _nak: &Nak) {}
+    /// A CNP arrived from the notification point.
     fn on_cnp(&mut self, _now: SimTime, _gate: &mut Gate) {}
+    /// An ACK echoed CE marks.
     fn on_ecn_echo(&mut self, _now: SimTime, _gate: &mut Gate, _echo: &EcnEcho) {}
+    /// The retransmission timer fired (before the NIC rewinds).
     fn on_timeout(&mut self, _now: SimTime, _gate: &mut Gate) {}
+    /// The controller's own timer (`Gate::wake_at`) came due.
     fn on_timer(&mut self, _now: SimTime, _gate: &mut Gate) {}
     /// For tests and beacon columns that read a controller's own state.
     fn as_any(&self) -> &dyn std::any::Any;
@@ -228,31 +240,40 @@ impl Registered for dyn CcModel {
 /// One queue pair's congestion-control state, as a NIC keeps it: the controller and its gate.
 #[derive(Debug)]
 pub struct QpCc {
+    /// What the controller allows: next send time, window, timer.
     pub gate: Gate,
+    /// The controller.
     pub controller: Box<dyn CongestionControl>,
 }
 
 impl QpCc {
+    /// A controller from `model` for `qp`, with the gate it sets up.
     pub fn new(model: &dyn CcModel, qp: &QpInfo) -> Self {
         let mut gate = Gate::OPEN;
         let controller = model.new_qp(qp, &mut gate);
         QpCc { gate, controller }
     }
+    /// Passes `on_send` to the controller with the gate.
     pub fn on_send(&mut self, now: SimTime, sent: &Sent) {
         self.controller.on_send(now, &mut self.gate, sent);
     }
+    /// Passes `on_ack` to the controller with the gate.
     pub fn on_ack(&mut self, now: SimTime, ack: &Acked) {
         self.controller.on_ack(now, &mut self.gate, ack);
     }
+    /// Passes `on_nak` to the controller with the gate.
     pub fn on_nak(&mut self, now: SimTime, nak: &Nak) {
         self.controller.on_nak(now, &mut self.gate, nak);
     }
+    /// Passes `on_cnp` to the controller with the gate.
     pub fn on_cnp(&mut self, now: SimTime) {
         self.controller.on_cnp(now, &mut self.gate);
     }
+    /// Passes `on_ecn_echo` to the controller with the gate.
     pub fn on_ecn_echo(&mut self, now: SimTime, echo: &EcnEcho) {
         self.controller.on_ecn_echo(now, &mut self.gate, echo);
     }
+    /// Passes `on_timeout` to the controller with the gate.
     pub fn on_timeout(&mut self, now: SimTime) {
         self.controller.on_timeout(now, &mut self.gate);
     }

@@ -45,18 +45,28 @@ pub struct FaultDrops(pub [Tally; 8]);
 /// One traffic class's balance.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ClassBalance {
+    /// The traffic class.
     pub class: u8,
+    /// Whether PFC protects it (its drops are then violations, but for headroom).
     pub lossless: bool,
+    /// Data the hosts' NICs put on the wire.
     pub sent: Tally,
+    /// Data delivered to hosts.
     pub delivered: Tally,
+    /// Dropped at a switch over the lossy limit.
     pub dropped_lossy_limit: Tally,
+    /// Dropped at a switch past the PFC headroom.
     pub dropped_headroom: Tally,
+    /// Dropped at a switch with no route.
     pub dropped_no_route: Tally,
+    /// Lost to injected faults.
     pub dropped_fault: Tally,
+    /// Still in queues or on links at the end.
     pub in_flight: Tally,
 }
 
 impl ClassBalance {
+    /// Every drop, whatever its cause.
     pub fn dropped(&self) -> Tally {
         let mut d = self.dropped_lossy_limit;
         d += self.dropped_headroom;
@@ -80,6 +90,7 @@ pub struct Conservation {
     pub classes: Vec<ClassBalance>,
     /// PFC frames the switches sent.
     pub switch_pfc_pause_sent: u64,
+    /// PFC resume frames the switches sent.
     pub switch_pfc_resume_sent: u64,
     /// What is wrong, one line each; empty when the balance holds.
     pub violations: Vec<String>,
@@ -89,6 +100,7 @@ pub struct Conservation {
 }
 
 impl Conservation {
+    /// Whether the balance holds (no violations).
     pub fn ok(&self) -> bool {
         self.violations.is_empty()
     }

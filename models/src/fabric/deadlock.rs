@@ -22,7 +22,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// `WatchdogReport`).
 #[derive(SystemSet, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum WatchdogSystems {
+    /// The fabric's PFC deadlock check.
     Fabric,
+    /// The applications' stall checks.
     Application,
 }
 

@@ -18,6 +18,7 @@
 pub mod conservation;
 pub mod deadlock;
 pub mod faults;
+#[allow(missing_docs)] // being restructured on another branch, as `crate::nic`
 pub mod link;
 pub mod switch;
 pub mod switch_config;
@@ -41,10 +42,12 @@ pub use switch_config::SwitchConfig;
 /// What the scenario says about the fabric.
 #[derive(Resource, Clone, Debug)]
 pub struct FabricConfig {
+    /// The topology to build.
     pub topology: TopologyConfig,
     /// The shared-buffer switch's settings, read when it is the model (`FabricPlugin`); other
     /// models read their own resource.
     pub switch: SwitchConfig,
+    /// `simulation.RandomSeed`, for ECMP salts and the switches' random streams.
     pub seed: u64,
 }
 
@@ -54,6 +57,7 @@ pub struct FabricConfig {
 pub struct Node {
     /// The node id (hosts first).
     pub id: u32,
+    /// The node's name in the topology.
     pub name: String,
     /// The row of its store: the host id, or the switch's `id - num_hosts`.
     pub index: u32,
@@ -67,6 +71,7 @@ pub struct FabricKinds {
     /// A packet reached a host: the NIC's handler serves it (`models::nic`), target the link
     /// direction id.
     pub to_host: EventKind,
+    /// A switch port's serializer is free and more is queued.
     pub switch_tx: EventKind,
     /// Targeted at a switch's node id, with `models::switch::send_pfc_data` as data.
     pub send_pfc: EventKind,
@@ -77,8 +82,11 @@ pub struct FabricKinds {
 /// The built fabric: ids to entities, and what routing needs. Shared (read-only) by handlers.
 #[derive(Debug)]
 pub struct FabricIndex {
+    /// The topology built.
     pub topology: Topology,
+    /// The routing tables (ECMP next hops).
     pub routes: Routes,
+    /// The fabric's event kinds.
     pub kinds: FabricKinds,
     /// Entity of each node id.
     pub nodes: Vec<Entity>,
@@ -98,6 +106,7 @@ impl FabricIndex {
     pub fn host_egress(&self, host: u32) -> u32 {
         self.egress[host as usize][0]
     }
+    /// Hosts in the topology (their node ids come first).
     pub fn num_hosts(&self) -> usize {
         self.topology.num_hosts
     }

@@ -67,6 +67,7 @@ pub enum Scheduler {
     /// Deficit-weighted round robin: each class gets `weights[c]` quanta of
     /// `SwitchConfig::DWRR_QUANTUM_BYTES` per round. Every weight must be at least 1.
     Dwrr {
+        /// Each class's weight, class 0 first.
         #[serde(with = "per_class")]
         weights: [u32; 8],
     },
@@ -239,10 +240,12 @@ pub mod per_class {
     use std::fmt;
     use std::marker::PhantomData;
 
+    /// Writes the eight values as a list.
     pub fn serialize<S: Serializer, T: serde::Serialize>(v: &[T; 8], s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(v.iter())
     }
 
+    /// Reads a list of exactly eight values.
     pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de> + Copy + Default>(
         d: D,
     ) -> Result<[T; 8], D::Error> {

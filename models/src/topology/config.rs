@@ -79,11 +79,14 @@ fn default_link_delay() -> Duration {
 /// A node of an explicit topology: a host (one NIC port) or a switch, by unique name.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub enum NodeSpec {
+    /// A host, by name.
     Host(String),
+    /// A switch, by name.
     Switch(String),
 }
 
 impl NodeSpec {
+    /// The node's name.
     pub fn name(&self) -> &str {
         match self {
             NodeSpec::Host(n) | NodeSpec::Switch(n) => n,
@@ -96,10 +99,14 @@ impl NodeSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// One end's node name.
     pub a: String,
+    /// The other end's node name.
     pub b: String,
+    /// The link's rate; the topology's `link_rate` if absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
+    /// The link's one-way delay; the topology's `link_delay` if absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Duration>,
 }
@@ -109,8 +116,10 @@ pub struct LinkSpec {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkOverride {
+    /// The tier's rate, if not the topology's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
+    /// The tier's one-way delay, if not the topology's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Duration>,
 }
@@ -130,7 +139,9 @@ impl LinkOverride {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExplicitTopology {
+    /// The hosts and switches.
     pub nodes: Vec<NodeSpec>,
+    /// The links, each between two named nodes.
     pub links: Vec<LinkSpec>,
     /// Rate of a link that names none (bits per second).
     #[serde(default = "default_link_rate")]
@@ -146,8 +157,10 @@ pub struct ExplicitTopology {
 pub struct StarTopology {
     /// Number of hosts, at least 2.
     pub hosts: u32,
+    /// Rate of every link (bits per second).
     #[serde(default = "default_link_rate")]
     pub link_rate: Rate,
+    /// One-way delay of every link.
     #[serde(default = "default_link_delay")]
     pub link_delay: Duration,
 }
@@ -157,11 +170,16 @@ pub struct StarTopology {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LeafSpineTopology {
+    /// Number of leaf switches, at least 1.
     pub leaves: u32,
+    /// Number of spine switches, at least 1.
     pub spines: u32,
+    /// Hosts on each leaf, at least 1.
     pub hosts_per_leaf: u32,
+    /// Rate of a link whose tier names none (bits per second).
     #[serde(default = "default_link_rate")]
     pub link_rate: Rate,
+    /// One-way delay of a link whose tier names none.
     #[serde(default = "default_link_delay")]
     pub link_delay: Duration,
     /// Host-to-leaf links.
@@ -178,9 +196,12 @@ pub struct LeafSpineTopology {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FatTreeTopology {
+    /// Ports per switch: even, at least 2.
     pub k: u32,
+    /// Rate of a link whose tier names none (bits per second).
     #[serde(default = "default_link_rate")]
     pub link_rate: Rate,
+    /// One-way delay of a link whose tier names none.
     #[serde(default = "default_link_delay")]
     pub link_delay: Duration,
     /// Host-to-edge links.

@@ -5,43 +5,134 @@
 /// A topology that cannot be built, and where in the config the problem is.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TopologyError {
+    /// A link end names no node.
     #[error("{field}: unknown node \"{name}\"; every link end must be a name listed in topology.nodes")]
-    UnknownNode { field: String, name: String },
+    UnknownNode {
+        /// The field at fault.
+        field: String,
+        /// The name given.
+        name: String,
+    },
+    /// A node with an empty name.
     #[error("{field}: a node name cannot be empty")]
-    EmptyName { field: String },
+    EmptyName {
+        /// The field at fault.
+        field: String,
+    },
+    /// Two nodes with one name.
     #[error("{field}: the name \"{name}\" is already used by topology.nodes[{first}]; node names must be unique")]
-    DuplicateName { field: String, name: String, first: usize },
+    DuplicateName {
+        /// The field at fault.
+        field: String,
+        /// The name.
+        name: String,
+        /// The index of the node that has it first.
+        first: usize,
+    },
+    /// Fewer than two hosts.
     #[error("{field}: a topology needs at least two hosts, this one has {found}")]
-    TooFewHosts { field: String, found: u64 },
+    TooFewHosts {
+        /// The field at fault.
+        field: String,
+        /// Hosts found.
+        found: u64,
+    },
+    /// A size below its minimum.
     #[error("{field}: must be at least {min}, found {found}")]
-    TooSmall { field: String, min: u64, found: u64 },
+    TooSmall {
+        /// The field at fault.
+        field: String,
+        /// The minimum.
+        min: u64,
+        /// The value given.
+        found: u64,
+    },
+    /// A fat tree with an odd `k`.
     #[error("{field}: a fat tree needs an even k (k/2 hosts per edge switch), found {found}")]
-    OddFatTreeK { field: String, found: u64 },
+    OddFatTreeK {
+        /// The field at fault.
+        field: String,
+        /// The `k` given.
+        found: u64,
+    },
+    /// More nodes than node ids can number.
     #[error("{field}: this topology would have {nodes} nodes; at most {max} are supported")]
-    TooManyNodes { field: String, nodes: u128, max: usize },
+    TooManyNodes {
+        /// The field at fault.
+        field: String,
+        /// Nodes the topology would have.
+        nodes: u128,
+        /// The most supported.
+        max: usize,
+    },
+    /// A node with more ports than port numbers can number.
     #[error("{field}: node \"{name}\" would have more than {max} ports")]
-    TooManyPorts { field: String, name: String, max: usize },
+    TooManyPorts {
+        /// The field at fault.
+        field: String,
+        /// The node.
+        name: String,
+        /// The most supported.
+        max: usize,
+    },
+    /// A link from a node to itself.
     #[error("{field}: a link from \"{name}\" to itself")]
-    SelfLoop { field: String, name: String },
+    SelfLoop {
+        /// The field at fault.
+        field: String,
+        /// The node.
+        name: String,
+    },
     #[error(
         "{field}: a second link between \"{a}\" and \"{b}\" (the first is topology.links[{first}]); give the pair one link"
     )]
+    /// A second link between the same two nodes.
     DuplicateLink {
+        /// The field at fault.
         field: String,
+        /// One node.
         a: String,
+        /// The other node.
         b: String,
+        /// The index of the first link between them.
         first: usize,
     },
+    /// A host with no link.
     #[error("{field}: host \"{name}\" has no link; a host has one NIC port and needs exactly one link")]
-    HostWithoutLink { field: String, name: String },
+    HostWithoutLink {
+        /// The field at fault.
+        field: String,
+        /// The host.
+        name: String,
+    },
     #[error(
         "{field}: host \"{name}\" already has a link (topology.links[{first}]); a host has one NIC port and needs exactly one link"
     )]
-    HostWithSecondLink { field: String, name: String, first: usize },
+    /// A host with a second link (a host has one NIC port).
+    HostWithSecondLink {
+        /// The field at fault.
+        field: String,
+        /// The host.
+        name: String,
+        /// The index of its first link.
+        first: usize,
+    },
+    /// Two nodes with no path between them.
     #[error("{field}: the fabric is not connected: no path from \"{from}\" to \"{to}\"")]
-    Disconnected { field: String, from: String, to: String },
+    Disconnected {
+        /// The field at fault.
+        field: String,
+        /// One node.
+        from: String,
+        /// A node it cannot reach.
+        to: String,
+    },
+    /// A rate of 0.
     #[error("{field}: a rate must be at least 1 bps")]
-    ZeroRate { field: String },
+    ZeroRate {
+        /// The field at fault.
+        field: String,
+    },
 }
 
 impl TopologyError {

@@ -36,7 +36,9 @@ use petgraph::graph::UnGraph;
 pub struct Topology {
     /// Hosts first (`0..num_hosts`), then switches.
     pub nodes: Vec<Node>,
+    /// Links by link id.
     pub links: Vec<Link>,
+    /// Hosts, which have node ids `0..num_hosts`.
     pub num_hosts: usize,
     /// The same fabric for graph algorithms: `NodeIndex` i is node i (weight i), `EdgeIndex` j is
     /// link j (weight j).
@@ -46,23 +48,31 @@ pub struct Topology {
 /// A host or a switch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
+    /// Its unique name (`h0`, `leaf1`...).
     pub name: String,
+    /// Host or switch.
     pub kind: NodeKind,
     /// Port p is `ports[p]`, in the order the links were made (stable for a given config).
     pub ports: Vec<PortRef>,
 }
 
+/// Whether a node is a host or a switch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NodeKind {
+    /// An end host, with one NIC port.
     Host,
+    /// A switch.
     Switch,
 }
 
 /// What a port is wired to: a link, and the node and port at its far end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PortRef {
+    /// The link's id.
     pub link: u32,
+    /// The node at the far end.
     pub peer_node: u32,
+    /// Its port there.
     pub peer_port: u16,
 }
 
@@ -73,7 +83,9 @@ pub struct Link {
     pub a: (u32, u16),
     /// `(node, port)` of the other end.
     pub b: (u32, u16),
+    /// Rate of each direction.
     pub rate: Rate,
+    /// One-way propagation delay.
     pub delay: Duration,
 }
 

@@ -7,8 +7,11 @@ use super::{WireError, check_len};
 /// An Ethernet II header: destination MAC, source MAC, ethertype (14 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct EthernetII {
+    /// Destination MAC address.
     pub dst: [u8; 6],
+    /// Source MAC address.
     pub src: [u8; 6],
+    /// What the payload is (`0x0800` IPv4, `0x8808` MAC control).
     pub ethertype: u16,
 }
 

@@ -8,18 +8,26 @@ use super::{Aeth, Bth, Cnp, Ecn, EthernetII, Icrc, Ipv4, PfcFrame, Udp, WireErro
 /// What a RoCEv2 data packet's frame needs: the model's packet descriptor, flattened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RoceFrameSpec {
+    /// The sending node's id (its addresses derive from it).
     pub src_node: u32,
+    /// The receiving node's id.
     pub dst_node: u32,
     /// The sender's queue pair. An RC data packet does not carry it (the responder knows its peer
     /// from the connection); [`RoceFrameSpec::ack`] uses it to address the answer.
     pub src_qp: u32,
+    /// The destination queue pair.
     pub dst_qp: u32,
+    /// Packet sequence number.
     pub psn: u32,
     /// BTH opcode, e.g. from [`Opcode::write_opcode`](super::Opcode::write_opcode).
     pub opcode: u8,
+    /// The BTH AckReq bit.
     pub ack_req: bool,
+    /// DSCP codepoint (the traffic class, as CSn).
     pub dscp: u8,
+    /// ECN codepoint.
     pub ecn: Ecn,
+    /// UDP source port (the flow's entropy for ECMP).
     pub udp_src_port: u16,
     /// Payload bytes (zero-filled in the frame).
     pub payload_len: usize,
@@ -45,14 +53,21 @@ impl RoceFrameSpec {
 /// What a RoCEv2 ACK (or NAK) frame needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AckFrameSpec {
+    /// The sending node's id (the data's receiver).
     pub src_node: u32,
+    /// The receiving node's id (the data's sender).
     pub dst_node: u32,
+    /// The destination queue pair.
     pub dst_qp: u32,
     /// The PSN acknowledged (for a NAK, the PSN the responder expects).
     pub psn: u32,
+    /// The ACK extended header: ACK or NAK, and the MSN.
     pub aeth: Aeth,
+    /// DSCP codepoint.
     pub dscp: u8,
+    /// ECN codepoint.
     pub ecn: Ecn,
+    /// UDP source port.
     pub udp_src_port: u16,
 }
 
@@ -63,9 +78,13 @@ pub struct CnpFrameSpec {
     pub src_node: u32,
     /// The node to slow down (the data's sender).
     pub dst_node: u32,
+    /// The destination queue pair (the sender's).
     pub dst_qp: u32,
+    /// DSCP codepoint.
     pub dscp: u8,
+    /// ECN codepoint.
     pub ecn: Ecn,
+    /// UDP source port.
     pub udp_src_port: u16,
 }
 

@@ -13,12 +13,19 @@ use super::{WireError, check_len, read_u24, write_u24};
 pub struct Opcode;
 
 impl Opcode {
+    /// RC SEND Only.
     pub const RC_SEND_ONLY: u8 = 0x04;
+    /// RC RDMA WRITE First.
     pub const RC_RDMA_WRITE_FIRST: u8 = 0x06;
+    /// RC RDMA WRITE Middle.
     pub const RC_RDMA_WRITE_MIDDLE: u8 = 0x07;
+    /// RC RDMA WRITE Last.
     pub const RC_RDMA_WRITE_LAST: u8 = 0x08;
+    /// RC RDMA WRITE Only.
     pub const RC_RDMA_WRITE_ONLY: u8 = 0x0A;
+    /// RC Acknowledge (ACK or NAK, by the AETH).
     pub const RC_ACKNOWLEDGE: u8 = 0x11;
+    /// UD SEND Only (connection manager datagrams).
     pub const UD_SEND_ONLY: u8 = 0x64;
     /// RoCEv2 congestion notification packet (IBA annex A17).
     pub const CNP: u8 = 0x81;
@@ -47,19 +54,27 @@ impl Opcode {
 /// destination QP and PSN 24 bits) keep only their low bits on emit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Bth {
+    /// The operation (`Opcode`).
     pub opcode: u8,
+    /// The solicited event bit.
     pub solicited_event: bool,
+    /// The migration request bit.
     pub migreq: bool,
     /// Bytes of padding that round the payload up to a multiple of 4 (0 to 3).
     pub pad_count: u8,
+    /// Transport header version, 4 bits.
     pub transport_version: u8,
+    /// Partition key.
     pub partition_key: u16,
     /// Forward ECN: congestion seen on the way to this packet's destination.
     pub fecn: bool,
     /// Backward ECN: set in a CNP, telling the sender to slow down.
     pub becn: bool,
+    /// Destination queue pair, 24 bits.
     pub dest_qp: u32,
+    /// Asks the responder to acknowledge this packet.
     pub ack_req: bool,
+    /// Packet sequence number, 24 bits.
     pub psn: u32,
 }
 
@@ -129,7 +144,9 @@ impl Bth {
 /// [`ROCE_DATA_HEADER_BYTES`](super::ROCE_DATA_HEADER_BYTES)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Reth {
+    /// Where the message starts in the responder's memory.
     pub virtual_address: u64,
+    /// The memory region's remote key.
     pub r_key: u32,
     /// Length of the whole message, in bytes.
     pub dma_length: u32,
@@ -167,11 +184,20 @@ impl Reth {
 pub enum AethKind {
     /// Positive acknowledgment, with the end-to-end credit count (31 means "no credit
     /// information").
-    Ack { credits: u8 },
+    Ack {
+        /// The credit count, 5 bits.
+        credits: u8,
+    },
     /// Receiver not ready: retry after the encoded timer.
-    RnrNak { timer: u8 },
+    RnrNak {
+        /// The encoded timer, 5 bits.
+        timer: u8,
+    },
     /// Negative acknowledgment; code 0 is a PSN sequence error (go back N).
-    Nak { code: u8 },
+    Nak {
+        /// The NAK code, 5 bits.
+        code: u8,
+    },
     /// The reserved kind `10`.
     Reserved,
 }
@@ -180,6 +206,7 @@ pub enum AethKind {
 /// messages the responder has completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Aeth {
+    /// The syndrome byte (`AethKind` reads it).
     pub syndrome: u8,
     /// Message sequence number, 24 bits.
     pub msn: u32,
@@ -253,6 +280,7 @@ impl Aeth {
 /// The datagram extended header of a UD packet (8 bytes): the queue key and the sender's QP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Deth {
+    /// The queue key.
     pub q_key: u32,
     /// Source queue pair, 24 bits.
     pub src_qp: u32,

@@ -46,6 +46,7 @@ pub fn crc32(data: &[u8]) -> u32 {
 /// The invariant CRC (4 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Icrc {
+    /// The CRC, as it is emitted.
     pub value: u32,
 }
 

@@ -46,14 +46,19 @@ impl Ecn {
 pub struct Ipv4 {
     /// Differentiated services codepoint, 6 bits (higher bits are dropped on emit).
     pub dscp: u8,
+    /// ECN codepoint, 2 bits.
     pub ecn: Ecn,
     /// Length of the IP packet (this header and everything after it), in bytes.
     pub total_len: u16,
+    /// The identification field.
     pub identification: u16,
     /// The DF flag; RoCEv2 NICs set it (an RDMA packet is never fragmented).
     pub dont_fragment: bool,
+    /// Time to live.
     pub ttl: u8,
+    /// Source address.
     pub src: [u8; 4],
+    /// Destination address.
     pub dst: [u8; 4],
 }
 

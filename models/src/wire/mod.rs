@@ -76,33 +76,66 @@ pub const CM_MESSAGE_BYTES: usize =
 /// Why bytes could not be read as a header, or a frame could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WireError {
+    /// The buffer is shorter than the header.
     #[error("{header}: the buffer holds {got} bytes but the header needs {needed}")]
     Truncated {
+        /// The header being read.
         header: &'static str,
+        /// Bytes it needs.
         needed: usize,
+        /// Bytes there are.
         got: usize,
     },
+    /// A checksum does not match the bytes.
     #[error("{header}: checksum {found:#x} in the bytes, {computed:#x} computed from them")]
     BadChecksum {
+        /// The header (or trailer) being read.
         header: &'static str,
+        /// The checksum in the bytes.
         found: u32,
+        /// The checksum computed from them.
         computed: u32,
     },
+    /// An Ethernet frame of another ethertype.
     #[error("Ethernet: ethertype {found:#06x}, expected {expected:#06x}")]
-    WrongEthertype { expected: u16, found: u16 },
+    WrongEthertype {
+        /// The ethertype expected.
+        expected: u16,
+        /// The ethertype found.
+        found: u16,
+    },
+    /// An IPv4 packet of another protocol than UDP.
     #[error("IPv4: protocol {found}, expected {expected} (UDP, which RoCEv2 runs over)")]
-    WrongProtocol { expected: u8, found: u8 },
+    WrongProtocol {
+        /// The protocol expected (17, UDP).
+        expected: u8,
+        /// The protocol found.
+        found: u8,
+    },
+    /// A field holds a value this model does not support.
     #[error("{header}: {field} is {value:#x}, expected {expected}")]
     Unsupported {
+        /// The header.
         header: &'static str,
+        /// The field.
         field: &'static str,
+        /// Its value.
         value: u64,
+        /// What is supported.
         expected: &'static str,
     },
+    /// A priority class above 7.
     #[error("priority class {class} is out of range: PFC classes are 0 to 7")]
-    InvalidClass { class: u8 },
+    InvalidClass {
+        /// The class given.
+        class: u8,
+    },
+    /// A frame too long for IPv4's total length.
     #[error("an IP packet of {ip_len} bytes does not fit IPv4's 16-bit total length (at most 65535)")]
-    FrameTooLong { ip_len: usize },
+    FrameTooLong {
+        /// The IP packet's length in bytes.
+        ip_len: usize,
+    },
 }
 
 /// Fails with [`WireError::Truncated`] unless `buf` holds at least `needed` bytes.

@@ -7,7 +7,9 @@ use super::{WireError, check_len};
 /// because the ICRC already covers the transport headers and the payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Udp {
+    /// Source port: the flow's entropy for ECMP.
     pub src_port: u16,
+    /// Destination port (4791 for RoCEv2).
     pub dst_port: u16,
     /// Length of this header and its payload, in bytes.
     pub length: u16,

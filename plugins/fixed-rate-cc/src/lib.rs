@@ -9,6 +9,8 @@
 //! assert_eq!(c.Rate, engine::Rate::gbps(100));
 //! ```
 
+#![warn(missing_docs)]
+
 use engine::prelude::*;
 use engine::scenario::FieldError;
 use models::cc::{Acked, CcModel, CongestionControl, EcnEcho, Feedback, Gate, Nak, QpInfo, Sent, paced_next_send};
@@ -33,21 +35,30 @@ impl Default for FixedRateConfig {
 /// What one queue pair's pacer was told, hook by hook.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HookCounts {
+    /// Packets sent (`on_send`), first sends and retransmissions.
     pub sends: u64,
+    /// Of `sends`, the retransmissions.
     pub retransmits: u64,
+    /// ACKs received (`on_ack`).
     pub acks: u64,
+    /// NAKs received (`on_nak`).
     pub naks: u64,
+    /// CNPs received (`on_cnp`).
     pub cnps: u64,
-    /// ACKs with an ECN echo, and the CE-marked packets they echoed.
+    /// ACKs with an ECN echo (`on_ecn_echo`).
     pub ecn_echoes: u64,
+    /// The CE-marked packets those echoes reported.
     pub ecn_marked: u64,
+    /// Retransmission timeouts (`on_timeout`).
     pub timeouts: u64,
 }
 
 /// One queue pair's pacer.
 #[derive(Debug)]
 pub struct FixedRate {
+    /// The pace, from `FixedRateConfig::Rate`.
     pub rate: Rate,
+    /// The hooks the NIC called, for the contract's tests.
     pub counts: HookCounts,
 }
 

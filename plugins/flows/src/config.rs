@@ -13,9 +13,13 @@ use std::path::Path;
 pub struct Flow {
     /// `flow_id` in flow-fct: the matrix's `id`, or the position in `flows` counting from 1.
     pub id: u64,
+    /// The sending host's id.
     pub src: u32,
+    /// The receiving host's id.
     pub dst: u32,
+    /// The flow's size in bytes; 0 never ends.
     pub bytes: u64,
+    /// When the flow starts (its connection is set up before).
     pub start: SimTime,
 }
 
@@ -73,6 +77,7 @@ impl FlowsConfig {
     /// WRITEs a never-ending flow keeps posted: 2, so the NIC always has the next one queued.
     pub const STREAM_PENDING: u64 = 2;
 
+    /// A doorbell's bytes on PCIe: `DoorbellPayloadSize` plus `DOORBELL_HEADER_BYTES`.
     pub fn doorbell_bytes(&self) -> u64 {
         self.doorbell_payload_size.bytes() + Self::DOORBELL_HEADER_BYTES
     }

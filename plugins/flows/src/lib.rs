@@ -14,6 +14,9 @@
 //! assert_eq!(flows::FlowsConfig::writes_of(1_000_000), Some(1));
 //! assert_eq!(flows::FlowsConfig::writes_of(0), None);
 //! ```
+
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod matrix;
 pub mod plugin;

@@ -21,7 +21,9 @@ use thiserror::Error;
 #[derive(Debug, Error, PartialEq)]
 #[error("{}{message}", line.map_or(String::new(), |l| format!("line {l}: ")))]
 pub struct MatrixError {
+    /// The line at fault, if the problem is on one.
     pub line: Option<usize>,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -35,7 +37,9 @@ fn at(line: usize, message: impl Into<String>) -> MatrixError {
 /// The matrix's node count and flows, in file order.
 #[derive(Debug, PartialEq)]
 pub struct Matrix {
+    /// The `Nodes` the matrix declares.
     pub nodes: u32,
+    /// Its flows, in file order.
     pub flows: Vec<Flow>,
 }
 

@@ -16,6 +16,7 @@ use models::sets::BuildSet;
 /// The flows application; its phase systems go in `ApplicationSlot(slot)`, the first entry's.
 #[derive(Clone, Debug, Default)]
 pub struct FlowsPlugin {
+    /// The `ApplicationSlot` of the first `Flows` entry in the scenario.
     pub slot: usize,
 }
 

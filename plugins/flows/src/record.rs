@@ -6,6 +6,7 @@ use crate::config::Flow;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
 
+/// The `flow-fct` record's columns, in order.
 pub const COLUMNS: [&str; 7] = [
     "flow_id",
     "src",

@@ -15,37 +15,51 @@ use models::nic::{ConnectionSpec, Connections, NicContract, Wqe, WqeTimes};
 /// One flow's state.
 #[derive(Clone, Debug)]
 pub struct FlowState {
+    /// The flow as given.
     pub flow: Flow,
+    /// Its connection's id.
     pub connection: u32,
+    /// The event source its events are numbered under.
     pub source: SourceId,
-    /// WRITEs in all (`None`: never ends), posted, completed.
+    /// WRITEs in all (`None`: never ends).
     pub writes: Option<u64>,
+    /// WRITEs posted so far.
     pub posted: u64,
+    /// WRITEs completed so far.
     pub completed: u64,
     /// WRITEs completed in the recording window.
     pub recorded: u64,
+    /// When the connection was established.
     pub established_at: Option<SimTime>,
+    /// When the last WRITE completed (a finite flow only).
     pub finished_at: Option<SimTime>,
 }
 
 /// The run's flows, of every `Flows((...))` entry.
 #[derive(Resource, Debug)]
 pub struct FlowsRun {
+    /// Every flow, in scenario order.
     pub flows: Vec<FlowState>,
     /// By connection id: the flow's index in `flows`, `u32::MAX` for another application's.
     pub by_connection: Vec<u32>,
+    /// The event kinds the flows use.
     pub kinds: FlowKinds,
+    /// The NIC contract's handlers this application claimed for its connections.
     pub claim: ContractClaim,
-    /// WRITEs posted and completed since the start.
+    /// WRITEs posted since the start.
     pub posted: u64,
+    /// WRITEs completed since the start.
     pub completed: u64,
     /// The receiving hosts, which listen at `StartTime`.
     pub listeners: Vec<u32>,
 }
 
+/// The event kinds of the flows application.
 #[derive(Clone, Copy, Debug)]
 pub struct FlowKinds {
+    /// A flow's start time came: post its first WRITEs.
     pub start: EventKind,
+    /// The NIC contract's kinds (`post_wqe`, `connect`, ...).
     pub contract: NicContract,
 }
 

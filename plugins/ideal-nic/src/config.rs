@@ -65,8 +65,10 @@ impl Default for IdealNicConfig {
 /// message what it accepts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdealNicConfigError {
+    /// `Mss` is 0 or more than a jumbo frame's payload.
     #[error("must be from 1 B to 9000 B (a jumbo frame's payload), got {0}")]
     Mss(Size),
+    /// `HeaderBytes` is more than 256 B.
     #[error("must be at most 256 B, got {0}")]
     HeaderBytes(Size),
 }

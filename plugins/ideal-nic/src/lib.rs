@@ -28,6 +28,8 @@
 //! assert_eq!(app.world.resource::<NicPools>().egress, [true; 8]);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod config;
 mod logic;
 mod model;
@@ -52,6 +54,7 @@ pub struct IdealNicSystems;
 /// `Build` system inserts `Fabric` in `BuildSet::Fabric`.
 #[derive(Clone, Debug, Default)]
 pub struct IdealNicPlugin {
+    /// The NIC's settings, the same on every host.
     pub config: IdealNicConfig,
 }
 

@@ -18,40 +18,53 @@ const PSN_MASK: u32 = 0x00FF_FFFF;
 /// A WQE at the NIC behind the one on the wire, with its stamps so far.
 #[derive(Clone, Copy, Debug)]
 pub struct Waiting {
+    /// The WQE's entity.
     pub wqe: Entity,
+    /// Its payload bytes.
     pub bytes: u64,
+    /// Its stamps so far (posted, doorbell).
     pub times: WqeTimes,
 }
 
 /// The WQE at the head of its connection: the one on the wire.
 #[derive(Clone, Copy, Debug)]
 pub struct Active {
+    /// The WQE's entity.
     pub wqe: Entity,
+    /// Its payload bytes.
     pub bytes: u64,
+    /// The data packets it takes (`IdealNicConfig::packets`).
     pub packets: u64,
     /// Packets sent so far (the index of the next one).
     pub sent: u64,
     /// PSN of the last packet, once it is sent: the PSN its ACK must carry.
     pub last_psn: u32,
+    /// Its stamps so far, `started` included.
     pub times: WqeTimes,
 }
 
 /// One end of a connection on this NIC.
 #[derive(Clone, Debug)]
 pub struct Qp {
+    /// The connection's id.
     pub connection: u32,
+    /// Which end this is.
     pub role: QpRole,
     /// Usable: the Responder's end from its creation, the Initiator's once the response came.
     pub ready: bool,
+    /// The far end's host id.
     pub remote_host: u32,
     /// The far end's QPN (`u32::MAX` until the connection manager says).
     pub remote_qpn: u32,
+    /// The traffic class (priority) its packets travel in.
     pub class: u8,
     /// ECMP hash of the packets this end sends.
     pub flow: u64,
     /// Initiator: WQEs waiting in post order behind `active`.
     pub waiting: VecDeque<Waiting>,
+    /// Initiator: the WQE on the wire.
     pub active: Option<Active>,
+    /// The PSN of the next data packet this end sends.
     pub next_psn: u32,
     /// In the NIC's round-robin list.
     pub in_rr: bool,
@@ -66,6 +79,7 @@ pub struct Qp {
 }
 
 impl Qp {
+    /// A new end, ready at once if it is the Responder's.
     pub fn new(connection: u32, role: QpRole, remote_host: u32, class: u8, flow: u64) -> Self {
         Qp {
             connection,
@@ -112,31 +126,42 @@ impl Qp {
 /// Counters a beacon or a test reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NicCounters {
+    /// Data packets sent.
     pub data_packets_sent: u64,
     /// Data bytes on the wire, headers included.
     pub data_bytes_sent: u64,
+    /// Payload bytes in the data packets sent.
     pub payload_bytes_sent: u64,
+    /// Data packets received.
     pub data_packets_received: u64,
+    /// Payload bytes in the data packets received.
     pub payload_bytes_received: u64,
     /// Data packets that arrived marked CE (counted; this NIC has no congestion control).
     pub ce_received: u64,
+    /// ACKs sent.
     pub acks_sent: u64,
+    /// ACKs received.
     pub acks_received: u64,
     /// Connection manager messages (request, response, acknowledgment).
     pub cm_sent: u64,
+    /// Connection manager messages received.
     pub cm_received: u64,
+    /// PFC PAUSE frames received from the switch.
     pub pfc_pause_received: u64,
+    /// PFC frames that resumed a class.
     pub pfc_resume_received: u64,
     /// Connection requests that reached a host that got no `listen`.
     pub rejected_requests: u64,
     /// Packets for no queue pair of this NIC, or an ACK for no WQE on the wire (a bug upstream).
     pub stray_packets: u64,
+    /// WQEs completed (Initiator side).
     pub wqes_completed: u64,
 }
 
 /// The NIC of one host: row `host` of `Store<IdealNic>`.
 #[derive(Debug)]
 pub struct IdealNic {
+    /// The host's id.
     pub host: u32,
     /// The source its events (transmit wake-ups, `established`, `wqe_completed`) come from.
     pub source: SourceId,
@@ -156,10 +181,12 @@ pub struct IdealNic {
     pub tx_scheduled: bool,
     /// The recording window, [start, end).
     pub window: (SimTime, SimTime),
+    /// What it has sent and received.
     pub counters: NicCounters,
 }
 
 impl IdealNic {
+    /// A NIC with no queue pairs, not listening.
     pub fn new(host: u32, source: SourceId) -> Self {
         IdealNic {
             host,

@@ -28,6 +28,8 @@
 //! config.add_to(&mut app); // the fabric, with this switch model
 //! ```
 
+#![warn(missing_docs)]
+
 mod config;
 mod switch;
 

@@ -27,8 +27,11 @@ pub enum ConfigError {
     /// A bounded attribute outside its range. The deserializers report the same text.
     #[error("{attribute} must be {allowed}, got {got}")]
     OutOfRange {
+        /// The attribute's name, as in RON.
         attribute: &'static str,
+        /// The range it accepts, as a phrase.
         allowed: &'static str,
+        /// The value given.
         got: String,
     },
     /// `RdmaDataPacketTC` names a class without a buffer pool on its way.
@@ -38,7 +41,9 @@ pub enum ConfigError {
          IngressBufferManager PoolAllocationVector ({usable})"
     )]
     NoPoolForTrafficClass {
+        /// The `RdmaDataPacketTC` given.
         tc: u8,
+        /// Which buffer lacks a pool for it.
         missing: MissingPool,
         /// The classes that would work, as a phrase.
         usable: String,
@@ -48,8 +53,11 @@ pub enum ConfigError {
 /// Which buffer lacks a pool for the data packets' traffic class.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum MissingPool {
+    /// The Initiator NIC's egress buffer.
     Egress,
+    /// The Responder NIC's ingress buffer.
     Ingress,
+    /// Both of them.
     Both,
 }
 
@@ -200,6 +208,7 @@ pub enum StartType {
 /// opcode.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize)]
 pub enum OpCode {
+    /// `RDMA_OPCODE_WRITE_FIRST`.
     #[default]
     #[serde(rename = "RDMA_OPCODE_WRITE_FIRST")]
     WriteFirst,
@@ -208,6 +217,7 @@ pub enum OpCode {
 /// `RdmaVerb`: the spec allows one value.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize)]
 pub enum RdmaVerb {
+    /// `RDMA_VERB_POST_WRITE`.
     #[default]
     #[serde(rename = "RDMA_VERB_POST_WRITE")]
     PostWrite,
@@ -248,6 +258,7 @@ macro_rules! bounded_int {
                 Self::from_i128(v as i128)
             }
 
+            /// The value.
             pub const fn get(self) -> $inner {
                 self.0
             }
@@ -326,6 +337,7 @@ macro_rules! ratio {
                 }
             }
 
+            /// The value.
             pub const fn get(self) -> f64 {
                 self.0
             }
@@ -386,6 +398,7 @@ impl DoorbellPayloadSize {
         }
     }
 
+    /// The value.
     pub const fn get(self) -> Size {
         self.0
     }

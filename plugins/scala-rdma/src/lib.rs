@@ -1,6 +1,9 @@
 //! The Scala RDMA application: Initiators and Responders that keep `MaxPendingWQEs` RDMA WRITEs
 //! of 250,000 bytes outstanding per connection, as `spec/scala-rdma-traffic-generation.md`
 //! describes. See README.md.
+
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod pairing;
 pub mod plan;

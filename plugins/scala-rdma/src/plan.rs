@@ -9,6 +9,7 @@ use models::application::{AppPlacement, ConnectionPlan, DistributionEntry, HostP
 /// The two components, in the order placement visits them (the spec's top-up starts with the
 /// Initiator).
 pub const INITIATOR: usize = 0;
+/// The Responder's component index.
 pub const RESPONDER: usize = 1;
 /// Their names in the plan.
 pub const COMPONENTS: [&str; 2] = ["initiator", "responder"];

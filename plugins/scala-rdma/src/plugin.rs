@@ -18,6 +18,7 @@ use models::sets::BuildSet;
 /// Its phase systems go in `ApplicationSlot(slot)`, the first entry's.
 #[derive(Clone, Debug, Default)]
 pub struct ScalaRdmaPlugin {
+    /// The `ApplicationSlot` of the first `ScalaRdma` entry in the scenario.
     pub slot: usize,
 }
 

@@ -9,6 +9,7 @@ use bevy_ecs::prelude::*;
 use engine::prelude::*;
 use models::nic::Wqe;
 
+/// The `rdma-perf` record's columns, in the spec's order.
 pub const COLUMNS: [&str; 21] = [
     "job_id",
     "time_utc",
@@ -44,12 +45,14 @@ pub fn max_rows(rate_bps: u128, span: SimTime) -> u64 {
 /// The open record.
 #[derive(Resource)]
 pub struct PerfRecord {
+    /// The record's id in `Records`.
     pub id: RecordId,
     /// Shared, so taking it for a row is a reference count, not a copy.
     pub job_id: std::sync::Arc<str>,
 }
 
 impl PerfRecord {
+    /// The record `id`, its rows stamped with `job_id`.
     pub fn new(id: RecordId, job_id: String) -> Self {
         PerfRecord {
             id,

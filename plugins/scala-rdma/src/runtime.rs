@@ -13,30 +13,46 @@ use models::nic::{ConnectionSpec, Connections, NicContract, Wqe, WqeTimes};
 /// An Initiator instance: one per connection, on the Initiator's host.
 #[derive(Component, Debug, Clone)]
 pub struct InitiatorInstance {
+    /// The connection's id.
     pub connection: u32,
+    /// The instance's name (`application_name` in rdma-perf).
     pub name: String,
+    /// The Initiator's host id.
     pub node: u32,
+    /// The Responder's host id.
     pub responder: u32,
+    /// The connection's index within its pair, from 0.
     pub index: u32,
+    /// The traffic class of its data packets (`RdmaDataPacketTC`).
     pub class: u8,
+    /// Its application's position in the scenario's `applications`.
     pub app: usize,
+    /// WQEs it keeps outstanding (`MaxPendingWQEs`).
     pub max_pending: u32,
+    /// The event source its events are numbered under.
     pub source: SourceId,
-    /// When the connection request went out, and when setup completed.
+    /// When the connection request went out.
     pub requested_at: SimTime,
+    /// When setup completed.
     pub established_at: Option<SimTime>,
+    /// WQEs posted so far.
     pub posted: u64,
+    /// WQEs completed so far.
     pub completed: u64,
-    /// WQEs completed in the recording window, and the sum of their latencies.
+    /// WQEs completed in the recording window.
     pub recorded: u64,
+    /// The sum of those WQEs' latencies.
     pub recorded_latency: SimTime,
 }
 
 /// A Responder instance: one per connection, on the Responder's host.
 #[derive(Component, Debug, Clone)]
 pub struct ResponderInstance {
+    /// The connection's id.
     pub connection: u32,
+    /// The Responder's host id.
     pub node: u32,
+    /// The Initiator's host id.
     pub initiator: u32,
 }
 
@@ -45,6 +61,7 @@ pub struct ResponderInstance {
 pub struct ScalaEntry {
     /// Its position in `applications`.
     pub index: usize,
+    /// Its settings.
     pub config: ScalaRdmaConfig,
 }
 
@@ -52,14 +69,19 @@ pub struct ScalaEntry {
 /// and the instance entity of each connection.
 #[derive(Resource, Debug)]
 pub struct ScalaRdma {
+    /// The `ScalaRdma` entries, in scenario order.
     pub entries: Vec<ScalaEntry>,
+    /// Their part of the plan, with the run's connection ids.
     pub plan: Plan,
     /// By connection id; `Entity::PLACEHOLDER` for another application's connections.
     pub initiators: Vec<Entity>,
+    /// The event kinds the application uses.
     pub kinds: AppKinds,
+    /// The NIC contract's handlers this application claimed for its connections.
     pub claim: ContractClaim,
-    /// WQEs posted and completed since the start (the beacon's `tx_client`, `rx_client`).
+    /// WQEs posted since the start (the beacon's `tx_client`).
     pub tx_client: u64,
+    /// WQEs completed since the start (the beacon's `rx_client`).
     pub rx_client: u64,
     /// Entities of completed WQEs, reused for the next posts. bevy 0.20's entity allocator
     /// grows by ~16 bytes for every spawn/despawn cycle (measured: 17.9 MB after 1M cycles with
@@ -68,13 +90,17 @@ pub struct ScalaRdma {
     pub spare_wqes: Vec<Entity>,
 }
 
+/// The event kinds of the Scala RDMA application.
 #[derive(Clone, Copy, Debug)]
 pub struct AppKinds {
+    /// An Initiator's data phase begins: post its first `MaxPendingWQEs` WQEs.
     pub data_start: EventKind,
+    /// The NIC contract's kinds (`post_wqe`, `connect`, ...).
     pub contract: NicContract,
 }
 
 impl ScalaRdma {
+    /// Empty, with the application's event kinds and contract claim.
     pub fn new(kinds: AppKinds, claim: ContractClaim) -> Self {
         ScalaRdma {
             entries: Vec::new(),

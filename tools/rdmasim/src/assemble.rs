@@ -15,13 +15,16 @@ use models::registry::ApplicationModel;
 /// Where the records go and what this run is called.
 #[derive(Clone, Debug)]
 pub struct RunSetup {
+    /// Where the records go (`--out`, or nowhere).
     pub output: Output,
     /// Overrides the scenario's `name` in the output files (`--name`).
     pub name: Option<String>,
+    /// The clock the records' `time_utc` reads (fixed by `SOURCE_DATE_EPOCH`).
     pub clock: WallClock,
 }
 
 impl RunSetup {
+    /// The run's name: `--name`, else the scenario's `name`.
     pub fn simulation_name<'a>(&'a self, loaded: &'a Loaded) -> &'a str {
         self.name.as_deref().unwrap_or(&loaded.scenario.name)
     }
@@ -83,6 +86,7 @@ pub fn plugins(loaded: &Loaded) -> PluginGroupBuilder {
         ))
 }
 
+/// The app for a loaded scenario with its plugins (`plugins`), ready to run.
 pub fn build_app(loaded: &Loaded, setup: &RunSetup) -> std::io::Result<App> {
     build_app_with(loaded, setup, plugins(loaded))
 }

@@ -33,6 +33,7 @@ pub struct Interrupted {
 }
 
 impl Interrupted {
+    /// The stop caused by signal number `signal` at the tick `at_sim_time_sec`.
     pub fn new(signal: usize, at_sim_time_sec: f64) -> Self {
         let signal = match signal as i32 {
             SIGINT => "SIGINT".to_string(),

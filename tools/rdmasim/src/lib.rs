@@ -11,6 +11,9 @@
 //! let outcome = rdmasim::run(&loaded, &setup, None).unwrap();
 //! println!("{}", outcome.summary);
 //! ```
+
+#![warn(missing_docs)]
+
 pub mod assemble;
 pub mod interrupt;
 pub mod limits;
@@ -24,8 +27,11 @@ use summary::Summary;
 
 /// What a run leaves: its summary and the world, for callers that inspect it (tests).
 pub struct Outcome {
+    /// What the run did, as printed and as in the manifest.
     pub summary: Summary,
+    /// The app after the run, its world as the run left it.
     pub app: App,
+    /// The files written: the records and the manifest.
     pub files: Vec<std::path::PathBuf>,
 }
 

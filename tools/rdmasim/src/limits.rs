@@ -78,6 +78,7 @@ impl Estimate {
         }
     }
 
+    /// The memory the outstanding WQEs take at most, at `WQE_BYTES` each.
     pub fn memory_bytes(&self) -> u64 {
         self.outstanding_wqes.saturating_mul(WQE_BYTES)
     }

@@ -44,11 +44,15 @@ pub struct Scenario {
 /// A loaded, checked scenario and what was derived from it.
 #[derive(Debug)]
 pub struct Loaded {
+    /// The file it came from, as messages name it.
     pub file: String,
     /// The text after `--set` overrides.
     pub text: String,
+    /// The parsed scenario.
     pub scenario: Scenario,
+    /// The run's times (start, recording window, stop, beacon interval).
     pub timeline: Timeline,
+    /// The fabric built from the scenario's topology.
     pub topology: Topology,
     /// Each application's hosts, in scenario order.
     pub placements: Vec<AppPlacement>,
@@ -75,7 +79,7 @@ pub fn register_builtins() {
     });
 }
 
-/// FNV-1a-64 of `text`.
+/// The 64-bit FNV-1a hash of `text`: the scenario hash (stable across builds and platforms).
 pub fn fnv1a(text: &str) -> u64 {
     fnv1a_from(0xcbf2_9ce4_8422_2325, text)
 }

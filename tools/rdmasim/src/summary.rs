@@ -12,9 +12,12 @@ use models::watchdog::WatchdogReport;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// One Initiator-Responder pair's goodput in the recording window.
 #[derive(Debug, Clone, Serialize)]
 pub struct PairGoodput {
+    /// The Initiator's host id.
     pub initiator: u32,
+    /// The Responder's host id.
     pub responder: u32,
     /// WQEs completed in the recording window.
     pub wqes: u64,
@@ -24,22 +27,33 @@ pub struct PairGoodput {
     pub gbps: f64,
 }
 
+/// What a run did: printed at its end, and the core of its manifest.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
+    /// The run's name.
     pub simulation: String,
+    /// Simulated seconds run.
     pub sim_time_sec: f64,
+    /// Wall-clock seconds the run took.
     pub wall_sec: f64,
+    /// Events handled.
     pub events: u64,
+    /// Events handled per wall-clock second.
     pub events_per_sec: f64,
     /// Data packets the hosts' NICs put on the wire.
     pub data_packets: u64,
+    /// Data packets per wall-clock second (the performance target's measure).
     pub data_packets_per_wall_sec: f64,
+    /// WQEs the applications posted.
     pub wqes_posted: u64,
+    /// WQEs that completed.
     pub wqes_completed: u64,
+    /// Each pair's goodput.
     pub pairs: Vec<PairGoodput>,
     /// Every data packet accounted for, per class, and the verdict (`scenarios/README.md`,
     /// "Conservation").
     pub conservation: Conservation,
+    /// What the NICs lost or resent.
     pub nic_losses: NicLosses,
     /// What the progress watchdog found (`models::watchdog`): stalled connections, PFC deadlocks.
     pub watchdog: WatchdogReport,
@@ -58,6 +72,7 @@ impl Summary {
     }
 }
 
+/// The summary of the run in `world`, named `name`, from the run loop's `stats`.
 pub fn summarize(world: &mut World, name: &str, stats: &RunStats) -> Summary {
     let data_packets: u64 = world
         .get_resource::<engine::store::Store<models::nic::HostPort>>()
@@ -244,17 +259,29 @@ fn write_conservation(f: &mut std::fmt::Formatter<'_>, c: &Conservation, nic: &N
 /// The manifest: what ran, with what, and how long it took.
 #[derive(Debug, Serialize)]
 pub struct Manifest<'a> {
+    /// The run's name.
     pub simulation: &'a str,
+    /// The scenario file, as given.
     pub scenario_file: &'a str,
+    /// FNV-1a of the scenario text after overrides, 16 hex digits.
     pub scenario_hash: String,
+    /// The records' `job_id`.
     pub job_id: String,
+    /// `RandomSeed`.
     pub seed: u64,
+    /// rdmasim's version.
     pub version: &'static str,
+    /// Parts the world ran in (1).
     pub shards: u32,
+    /// Wall-clock seconds the run took.
     pub wall_sec: f64,
+    /// Events handled.
     pub events: u64,
+    /// The record files written.
     pub files: Vec<String>,
+    /// The conservation check, as in the summary.
     pub conservation: &'a Conservation,
+    /// The NICs' losses, as in the summary.
     pub nic_losses: NicLosses,
     /// The watchdog's findings (as in the summary) and whether they fail the run.
     pub watchdog: ManifestWatchdog<'a>,
@@ -266,14 +293,17 @@ pub struct Manifest<'a> {
     pub interrupted: Option<&'a Interrupted>,
 }
 
+/// The manifest's `watchdog`: the report and its verdict.
 #[derive(Debug, Serialize)]
 pub struct ManifestWatchdog<'a> {
     /// `Fatal` (or `--strict`) and something found: `rdmasim run` exits 1.
     pub failed: bool,
+    /// What the watchdog found.
     #[serde(flatten)]
     pub report: &'a WatchdogReport,
 }
 
+/// The manifest of a run of `loaded` named `name` that wrote `files`.
 pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &'a Summary, files: Vec<String>) -> Manifest<'a> {
     Manifest {
         simulation: name,

@@ -16,8 +16,11 @@ pub enum Fault {
     /// by `simulation.RandomSeed` and the link direction (the same seed loses the same packets).
     /// `classes`: the traffic classes it applies to (default all). PFC frames are exempt.
     Loss {
+        /// The link, by its two nodes' names.
         link: (String, String),
+        /// The probability a packet is lost, from 0 to 1.
         rate: f64,
+        /// The classes it applies to; all by default.
         #[serde(default)]
         classes: Option<Vec<u8>>,
     },
@@ -25,14 +28,22 @@ pub enum Fault {
     /// that reaches the far end while it is down, or that was launched before `up`, is lost;
     /// between switches the routes avoid it while it is down. PFC frames are exempt.
     LinkDown {
+        /// The link, by its two nodes' names.
         link: (String, String),
+        /// When it goes down, in simulated seconds.
         at: f64,
+        /// When it comes back up, if it does.
         #[serde(default)]
         up: Option<f64>,
     },
     /// Host `host`'s NIC drains its receive pool into host memory at `rate` (at most; the PCIe
     /// write may be slower), so the pool fills and the NIC sends PFC PAUSE upstream.
-    SlowReceiver { host: u32, rate: Rate },
+    SlowReceiver {
+        /// The slow host's node id.
+        host: u32,
+        /// The rate its NIC drains received data at most.
+        rate: Rate,
+    },
 }
 
 impl Fault {

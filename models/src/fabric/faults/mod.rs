@@ -67,7 +67,9 @@ struct DirFaults {
 /// arrival step (`models::nic::HostIngress`) those on links into hosts. Each publishes its part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultPart {
+    /// Faults on links into switches (the fabric's handler).
     Switches = 0,
+    /// Faults on links into hosts (the NIC's arrival step).
     Hosts = 1,
 }
 
@@ -86,6 +88,7 @@ pub struct FaultState {
     dirs: Vec<DirFaults>,
     /// Links between switches that go down: the routes change when one does.
     routing: Vec<RouteChange>,
+    /// What this part's faults dropped so far.
     pub counters: FaultCounters,
 }
 

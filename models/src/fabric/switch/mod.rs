@@ -72,8 +72,11 @@ struct Arrival {
 /// entity; the fabric's handler holds it while events run.
 #[derive(Debug)]
 pub struct Switch {
+    /// The switch's node id.
     pub node: u32,
+    /// Its name in the topology.
     pub name: String,
+    /// What it has done.
     pub counters: SwitchCounters,
     params: Params,
     egress: Vec<EgressPort>,
@@ -111,6 +114,7 @@ impl Frames {
 }
 
 impl Switch {
+    /// A switch with `ports` ports and empty queues; `seed` seeds its ECN marking stream.
     pub fn new(node: u32, name: String, ports: usize, cfg: &SwitchConfig, seed: u64) -> Switch {
         let lossless = cfg
             .Lossless
