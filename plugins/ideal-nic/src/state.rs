@@ -72,9 +72,9 @@ pub struct Qp {
     pub payload_received: u64,
     /// Of it, what arrived in the recording window (`models::nic::DeliveredInWindow`).
     pub window_bytes: u64,
-    /// Responder: the PSN expected next. Initiator: WQEs completed (both written back to the
-    /// queue pair's entity at every pause).
+    /// Responder: the PSN expected next (written back to the queue pair's entity at every pause).
     pub expected_psn: u32,
+    /// Initiator: WQEs completed (likewise written back).
     pub wqes_completed: u64,
 }
 
