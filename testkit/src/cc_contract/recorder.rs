@@ -138,53 +138,43 @@ impl Recording {
         self.inner.as_deref()
     }
 
-    fn log(&self, now: SimTime, gate: &Gate, hook: Hook) {
+    /// Logs the call, then makes it on the controller under test.
+    fn call(&mut self, now: SimTime, gate: &mut Gate, hook: Hook) {
         lock(&self.record).calls.push(Call { now, hook, gate: *gate });
+        let Some(c) = &mut self.inner else { return };
+        match hook {
+            Hook::Send(sent) => c.on_send(now, gate, &sent),
+            Hook::Ack(ack) => c.on_ack(now, gate, &ack),
+            Hook::Nak(nak) => c.on_nak(now, gate, &nak),
+            Hook::Cnp => c.on_cnp(now, gate),
+            Hook::EcnEcho(echo) => c.on_ecn_echo(now, gate, &echo),
+            Hook::Timeout => c.on_timeout(now, gate),
+            Hook::Timer => c.on_timer(now, gate),
+        }
     }
 }
 
 impl CongestionControl for Recording {
     fn on_send(&mut self, now: SimTime, gate: &mut Gate, sent: &Sent) {
-        self.log(now, gate, Hook::Send(*sent));
-        if let Some(c) = &mut self.inner {
-            c.on_send(now, gate, sent);
-        }
+        self.call(now, gate, Hook::Send(*sent));
     }
     fn on_ack(&mut self, now: SimTime, gate: &mut Gate, ack: &Acked) {
-        self.log(now, gate, Hook::Ack(*ack));
-        if let Some(c) = &mut self.inner {
-            c.on_ack(now, gate, ack);
-        }
+        self.call(now, gate, Hook::Ack(*ack));
     }
     fn on_nak(&mut self, now: SimTime, gate: &mut Gate, nak: &Nak) {
-        self.log(now, gate, Hook::Nak(*nak));
-        if let Some(c) = &mut self.inner {
-            c.on_nak(now, gate, nak);
-        }
+        self.call(now, gate, Hook::Nak(*nak));
     }
     fn on_cnp(&mut self, now: SimTime, gate: &mut Gate) {
-        self.log(now, gate, Hook::Cnp);
-        if let Some(c) = &mut self.inner {
-            c.on_cnp(now, gate);
-        }
+        self.call(now, gate, Hook::Cnp);
     }
     fn on_ecn_echo(&mut self, now: SimTime, gate: &mut Gate, echo: &EcnEcho) {
-        self.log(now, gate, Hook::EcnEcho(*echo));
-        if let Some(c) = &mut self.inner {
-            c.on_ecn_echo(now, gate, echo);
-        }
+        self.call(now, gate, Hook::EcnEcho(*echo));
     }
     fn on_timeout(&mut self, now: SimTime, gate: &mut Gate) {
-        self.log(now, gate, Hook::Timeout);
-        if let Some(c) = &mut self.inner {
-            c.on_timeout(now, gate);
-        }
+        self.call(now, gate, Hook::Timeout);
     }
     fn on_timer(&mut self, now: SimTime, gate: &mut Gate) {
-        self.log(now, gate, Hook::Timer);
-        if let Some(c) = &mut self.inner {
-            c.on_timer(now, gate);
-        }
+        self.call(now, gate, Hook::Timer);
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
