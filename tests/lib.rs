@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 use engine::clock::WallClock;
+use engine::prelude::*;
 use engine::records::Output;
 use rdmasim::scenario::{Loaded, load_path, load_text};
 use rdmasim::{Outcome, RunSetup};
@@ -98,6 +99,31 @@ pub fn run_loaded(loaded: &Loaded, tag: &str) -> (Outcome, ScratchDir) {
     };
     let outcome = rdmasim::run(loaded, &setup, None).unwrap_or_else(|e| panic!("{} failed: {e}", loaded.file));
     (outcome, dir)
+}
+
+/// A run setup that writes no records, with the wall clock fixed: for tests that read the
+/// world after the run rather than its files.
+pub fn quiet_setup() -> RunSetup {
+    RunSetup {
+        output: Output::Null,
+        name: None,
+        clock: WallClock::fixed_at(FIXED_EPOCH_SECS),
+    }
+}
+
+/// Builds `loaded`'s app with `quiet_setup`, for a test that subscribes a tracer or reads the
+/// world before running it with `run_built`.
+pub fn build_quiet(loaded: &Loaded) -> App {
+    rdmasim::build_app(loaded, &quiet_setup()).unwrap_or_else(|e| panic!("{} does not build: {e}", loaded.file))
+}
+
+/// Runs an app built from `loaded` over the scenario's timeline.
+pub fn run_built(app: &mut App, loaded: &Loaded) -> RunStats {
+    app.run(RunOptions {
+        stop: loaded.timeline.stop,
+        beacon_interval: loaded.timeline.beacon_interval,
+        progress: None,
+    })
 }
 
 /// Loads `path` with `overrides` and runs it (see `run_loaded`).

@@ -13,8 +13,8 @@
 //! compiler inlines, not a dynamic dispatch. A model is chosen once, when the plugin is built:
 //! its config implements `models::registry::SwitchModelConfig`, whose `add_to` adds
 //! `FabricWith::<MySwitch>::default()`, and is registered by name so a scenario selects it with
-//! `switch: MySwitch((...))`. The contract suite (`tests/integration/switch_contract.rs`) runs on
-//! every model.
+//! `switch: MySwitch((...))`. The contract suite (`testkit::switch_contract`, instantiated in
+//! `tests/integration/switch_contract.rs`) runs on every model.
 //!
 //! ```
 //! use engine::prelude::*;

@@ -45,27 +45,39 @@ use std::sync::Arc;
 /// `start`, at `rate` (at most the link's rate is reached).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Offer {
+    /// The sending host.
     pub host: u32,
+    /// The receiving host.
     pub dst: u32,
+    /// The traffic class, 0 to 7.
     pub class: u8,
+    /// Each packet's bytes on the wire.
     pub packet_bytes: u32,
+    /// The sending rate.
     pub rate: Rate,
+    /// When the first packet may leave.
     pub start: SimTime,
+    /// How many packets.
     pub count: u64,
 }
 
 /// `host` pauses `class` of its link from `from` until `until` (real PFC frames to its switch).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostPause {
+    /// The pausing host.
     pub host: u32,
+    /// The paused class, 0 to 7.
     pub class: u8,
+    /// When the PAUSE frame is sent.
     pub from: SimTime,
+    /// When the RESUME frame is sent.
     pub until: SimTime,
 }
 
 /// What one offer did.
 #[derive(Clone, Debug)]
 pub struct OfferState {
+    /// The offer.
     pub offer: Offer,
     /// Packets put on the wire.
     pub sent: u64,
@@ -81,20 +93,29 @@ pub struct OfferState {
 /// What arrived at one host.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SinkStats {
+    /// Packets received.
     pub packets: u64,
+    /// Bytes received, on the wire.
     pub bytes: u64,
+    /// Packets received per class.
     pub class_packets: [u64; 8],
+    /// Bytes received per class.
     pub class_bytes: [u64; 8],
     /// Sum of the latencies (arrival of the last bit minus `sent_at`) per class, for means.
     pub class_latency_sum: [u64; 8],
+    /// When the first packet arrived, if any did.
     pub first_arrival: Option<SimTime>,
+    /// When the last packet arrived.
     pub last_arrival: SimTime,
+    /// The least latency of a packet.
     pub min_latency: SimTime,
+    /// The greatest latency of a packet.
     pub max_latency: SimTime,
     /// Packets that arrived marked CE.
     pub ce_marked: u64,
-    /// PFC frames received from the switch.
+    /// PAUSE frames received from the switch.
     pub pause_received: u64,
+    /// RESUME frames received from the switch.
     pub resume_received: u64,
 }
 
@@ -109,20 +130,28 @@ impl SinkStats {
 /// One arrival, kept when `TestKitPlugin::trace` is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Arrival {
+    /// When its last bit arrived.
     pub time: SimTime,
+    /// The receiving host.
     pub host: u32,
+    /// The sending host.
     pub src: u32,
+    /// Its traffic class.
     pub class: u8,
     /// Sequence number within its offer.
     pub psn: u32,
+    /// Arrival minus `sent_at`.
     pub latency: SimTime,
+    /// It arrived marked CE.
     pub ce: bool,
 }
 
 /// The test kit's state: offers, sinks and PFC state per host. Indexed by offer and host id.
 #[derive(Resource, Debug, Default)]
 pub struct TestKit {
+    /// What each offer did, in offer order.
     pub offers: Vec<OfferState>,
+    /// What arrived at each host, by host id.
     pub sinks: Vec<SinkStats>,
     /// Per host, bit c: the switch paused class c of the host's link.
     pub paused: Vec<u8>,
@@ -155,7 +184,9 @@ struct KitKinds {
 /// hosts' ports.
 #[derive(Clone, Debug, Default)]
 pub struct TestKitPlugin {
+    /// The traffic the hosts send.
     pub offers: Vec<Offer>,
+    /// The pauses the hosts send.
     pub pauses: Vec<HostPause>,
     /// Keep every arrival in `TestKit::trace` (memory grows with the packets; tests only).
     pub trace: bool,

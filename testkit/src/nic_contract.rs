@@ -35,7 +35,7 @@ pub mod mirror;
 
 use crate::fabric::switch_totals;
 use bevy_ecs::prelude::*;
-use driver::{Delivered, DriverConfig, DriverLog, DriverPlugin};
+use driver::{DriverConfig, DriverLog, DriverPlugin, Tap};
 use engine::prelude::*;
 use models::fabric::switch::SwitchCounters;
 use models::fabric::{FabricConfig, FabricPlugin, SwitchConfig};
@@ -56,16 +56,22 @@ fn driver_config() -> DriverConfig {
         connections: vec![(0, 1), (0, 2), (2, 3), (3, 0), (1, 3), (1, 3)],
         wqe_bytes: vec![250_000, 1, 4096, 4097, 1_000_000],
         class: CLASS,
+        closed_loop: false,
     }
 }
 
 /// What a run left behind, for the checks.
 #[derive(Debug)]
 pub struct Outcome {
+    /// What the driver was told to do.
     pub cfg: DriverConfig,
+    /// What the driver saw.
     pub log: DriverLog,
-    pub delivered: Delivered,
+    /// What the tap on the hosts' ports counted.
+    pub delivered: Tap,
+    /// Every queue pair the NIC made, as it was at the end.
     pub qps: Vec<QueuePair>,
+    /// The NIC's pools, if it inserted them.
     pub pools: Option<NicPools>,
     /// The switch's forwarding latency.
     pub forwarding: SimTime,
@@ -105,7 +111,7 @@ pub fn run_contract(add_nic: &dyn Fn(&mut App)) -> Outcome {
     Outcome {
         cfg: driver_config(),
         log: app.world.remove_resource::<DriverLog>().expect("driver log"),
-        delivered: app.world.remove_resource::<Delivered>().expect("tap counts"),
+        delivered: app.world.remove_resource::<Tap>().expect("tap counts"),
         qps,
         pools: app.world.get_resource::<NicPools>().copied(),
         forwarding,
@@ -128,6 +134,7 @@ pub fn run_contract_suite(add_nic: impl Fn(&mut App)) {
     mirror::check_entities_current(&o);
 }
 
+/// Every connection set up once, the Responder's end before the Initiator's, both on time.
 pub fn check_setup(o: &Outcome) {
     let pools = o.pools.expect("the NIC inserts NicPools");
     let c = CLASS as usize;
@@ -173,6 +180,7 @@ pub fn check_setup(o: &Outcome) {
     }
 }
 
+/// Every posted WQE completes exactly once, marked completed, stamped with the event's time.
 pub fn check_every_wqe_completes_once(o: &Outcome) {
     let mut seen: BTreeMap<Entity, u32> = BTreeMap::new();
     for c in &o.log.completions {
@@ -215,6 +223,7 @@ fn by_connection(o: &Outcome) -> BTreeMap<u32, Vec<&driver::Completion>> {
     m
 }
 
+/// Completions of a connection come in post order.
 pub fn check_post_order(o: &Outcome) {
     for (conn, cs) in by_connection(o) {
         let numbers: Vec<u64> = cs.iter().map(|c| c.number).collect();
@@ -223,6 +232,7 @@ pub fn check_post_order(o: &Outcome) {
     }
 }
 
+/// A WQE starts, and goes on the wire, only after the one ahead of it completed.
 pub fn check_one_wqe_on_the_wire(o: &Outcome) {
     for (conn, cs) in by_connection(o) {
         for w in cs.windows(2) {
@@ -243,6 +253,7 @@ pub fn check_one_wqe_on_the_wire(o: &Outcome) {
     }
 }
 
+/// The payload the tap saw delivered per pair equals the bytes posted on it.
 pub fn check_bytes_delivered(o: &Outcome) {
     let mut posted: BTreeMap<(u32, u32), u64> = BTreeMap::new();
     for p in &o.log.posted {
@@ -254,6 +265,7 @@ pub fn check_bytes_delivered(o: &Outcome) {
     );
 }
 
+/// The NIC keeps the posted stamp and the stamps never go backwards.
 pub fn check_monotonic(o: &Outcome) {
     for c in &o.log.completions {
         let posted = o
@@ -276,6 +288,7 @@ pub fn check_monotonic(o: &Outcome) {
     }
 }
 
+/// Nothing completes before its last byte could arrive and an acknowledgment return.
 pub fn check_nothing_completes_early(o: &Outcome) {
     // Host to host on the star: two links and one switch, each way.
     let path = DELAY + o.forwarding + DELAY;
@@ -303,6 +316,7 @@ pub fn check_nothing_completes_early(o: &Outcome) {
     }
 }
 
+/// The switch paused senders, lifted every PAUSE, and dropped nothing.
 pub fn check_pfc_obeyed(o: &Outcome) {
     let sw = &o.switch;
     // The scenario is built to make the switch pause the senders into host 3; a NIC that kept

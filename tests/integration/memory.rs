@@ -2,25 +2,15 @@
 //! entities after a run with three times the data phase. (WQE entities are recycled: bevy 0.20's entity
 //! allocator grows with every spawn/despawn cycle, so a fresh entity per WQE would leak.)
 
-use engine::prelude::*;
-use rdmasim_tests::{load, scenario_path};
+use rdmasim_tests::{build_quiet, load, run_built, scenario_path};
 
 fn entities_after(run_time: &str) -> (u32, u64) {
     let loaded = load(
         &scenario_path("default.ron"),
         &[&format!("simulation.RunTime={run_time}")],
     );
-    let setup = rdmasim::RunSetup {
-        output: engine::records::Output::Null,
-        name: None,
-        clock: engine::clock::WallClock::fixed_at(0),
-    };
-    let mut app = rdmasim::build_app(&loaded, &setup).unwrap();
-    app.run(RunOptions {
-        stop: loaded.timeline.stop,
-        beacon_interval: loaded.timeline.beacon_interval,
-        progress: None,
-    });
+    let mut app = build_quiet(&loaded);
+    run_built(&mut app, &loaded);
     (
         app.world.entities().len(),
         app.world.resource::<scala_rdma::ScalaRdma>().rx_client,

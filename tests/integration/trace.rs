@@ -1,26 +1,16 @@
 //! Named trace points: a tracer subscribes through `models::trace::Tracers` without the NIC
 //! knowing it, and sees every WQE posted and completed, every data packet sent, and PFC frames.
 
-use engine::prelude::*;
 use models::trace::{MemoryTracer, TracePoint, Tracers};
-use rdmasim_tests::{load, scenario_path};
+use rdmasim_tests::{build_quiet, load, run_built, scenario_path};
 
 #[test]
 fn tracer_sees_every_point_the_nic_passes() {
     let loaded = load(&scenario_path("default.ron"), &["simulation.RunTime=0.0002"]);
-    let setup = rdmasim::RunSetup {
-        output: engine::records::Output::Null,
-        name: None,
-        clock: engine::clock::WallClock::fixed_at(0),
-    };
-    let mut app = rdmasim::build_app(&loaded, &setup).unwrap();
+    let mut app = build_quiet(&loaded);
     let tracer = MemoryTracer::default();
     app.world.resource_mut::<Tracers>().subscribe(tracer.clone());
-    app.run(RunOptions {
-        stop: loaded.timeline.stop,
-        beacon_interval: loaded.timeline.beacon_interval,
-        progress: None,
-    });
+    run_built(&mut app, &loaded);
     let app_state = app.world.resource::<scala_rdma::ScalaRdma>();
     // Every WQE the application posted passed `WqePosted` once, every completion `WqeCompleted`.
     assert!(app_state.rx_client > 0);
@@ -44,21 +34,12 @@ fn no_subscriber_no_events_and_same_results() {
     // The trace points must not change the model: the same run with and without a tracer
     // completes the same WQEs.
     let loaded = load(&scenario_path("default.ron"), &["simulation.RunTime=0.0002"]);
-    let setup = rdmasim::RunSetup {
-        output: engine::records::Output::Null,
-        name: None,
-        clock: engine::clock::WallClock::fixed_at(0),
-    };
     let run = |trace: bool| {
-        let mut app = rdmasim::build_app(&loaded, &setup).unwrap();
+        let mut app = build_quiet(&loaded);
         if trace {
             app.world.resource_mut::<Tracers>().subscribe(MemoryTracer::default());
         }
-        let stats = app.run(RunOptions {
-            stop: loaded.timeline.stop,
-            beacon_interval: loaded.timeline.beacon_interval,
-            progress: None,
-        });
+        let stats = run_built(&mut app, &loaded);
         (stats.events, app.world.resource::<scala_rdma::ScalaRdma>().rx_client)
     };
     assert_eq!(run(false), run(true));

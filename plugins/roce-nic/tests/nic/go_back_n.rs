@@ -13,7 +13,7 @@ use testkit::fabric::switch_totals;
 
 /// One spec WQE from host 0 to host 1, the tap dropping PSN `psn` once at host 1.
 fn one_wqe_losing(psn: u32) -> App {
-    let mut tap = tracing_tap();
+    let mut tap = Tap::tracing();
     tap.drop_once.insert((1, psn));
     let mut app = star_app(
         2,
@@ -100,7 +100,7 @@ fn incast_on_a_lossy_class_drops_and_go_back_n_delivers_everything_once() {
     switch.LossyQueueLimit = Size(16 << 10);
     let mut driver = DriverConfig::new(vec![(0, 1), (2, 1)], 3);
     driver.class = 1;
-    let mut app = star_app(3, RoceNicConfig::default(), switch, driver, tracing_tap());
+    let mut app = star_app(3, RoceNicConfig::default(), switch, driver, Tap::tracing());
     run(&mut app, SimTime::from_us(5_000));
     let w = &app.world;
     assert_each_completes_once(w);

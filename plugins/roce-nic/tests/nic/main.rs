@@ -1,7 +1,8 @@
 //! The Scala RoCE NIC on small stars, against figures derived from first principles: the spec's
 //! worked example, one WQE's completion time term by term, one WQE of a connection on the wire
 //! at a time, PFC from a slow receiver, go-back-N after a loss, and the configuration checks.
-//! One test binary; the driver application is `tests/common`.
+//! One test binary; the driver application is the test kit's (`testkit::nic_contract::driver`), on
+//! a star with this NIC (`tests/common`).
 //!
 //! Notation in the comments: `s(b)` is the serialization time of `b` bytes at the 400 Gbps port
 //! (20 ps a byte), `p(b)` at the PCIe rate, `L` the PCIe latency, `D` the link delay (1 us), `F`

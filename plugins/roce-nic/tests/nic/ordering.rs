@@ -16,7 +16,7 @@ fn ten_wqes_on_one_connection_go_one_at_a_time_in_post_order() {
         RoceNicConfig::default(),
         SwitchConfig::default(),
         DriverConfig::new(vec![(0, 1)], N),
-        tracing_tap(),
+        Tap::tracing(),
     );
     run(&mut app, SimTime::from_us(300));
     let w = &app.world;
@@ -80,7 +80,7 @@ fn a_queue_pair_keeps_one_retransmission_timer_whatever_the_wqes() {
             RoceNicConfig::default(),
             SwitchConfig::default(),
             DriverConfig::new(vec![(0, 1)], N),
-            tracing_tap(),
+            Tap::tracing(),
         )
     };
     let mut app = make();

@@ -15,7 +15,7 @@ fn one_wqe(wqes: u64) -> App {
         RoceNicConfig::default(),
         SwitchConfig::default(),
         DriverConfig::new(vec![(0, 1)], wqes),
-        tracing_tap(),
+        Tap::tracing(),
     );
     run(&mut app, SimTime::from_us(200));
     app
@@ -160,7 +160,7 @@ fn transmit_bursts_do_not_move_any_frame() {
             nic,
             SwitchConfig::default(),
             DriverConfig::new(vec![(0, 1)], 3),
-            tracing_tap(),
+            Tap::tracing(),
         );
         let stats = run(&mut app, SimTime::from_us(200));
         let w = &mut app.world;
