@@ -205,7 +205,7 @@ pub struct NicCounters {
 pub struct RoceNic {
     /// The host whose NIC this is: its row in `Store<RoceNic>`.
     pub host: u32,
-    /// The NIC's own event source, which its timers and sends are scheduled from.
+    /// The NIC's own event source: its timers and the contract events it sends come from it.
     pub source: SourceId,
     /// The application sent `listen`: connection requests are answered, else rejected
     /// (`NicCounters::rejected_requests`).

@@ -26,7 +26,7 @@ use models::wire::Opcode;
 pub struct Ctx {
     /// The configuration every host's NIC shares.
     pub cfg: std::sync::Arc<RoceNicConfig>,
-    /// `roce.tx`: wake the port's scheduler (one pending per NIC, `RoceNic::tx_timer`).
+    /// `roce.tx`: wake the port's scheduler, at `RoceNic::tx_timer`; others are stale.
     pub tx: EventKind,
     /// `roce.rto`: a queue pair's retransmission timer; the event's data is its QPN.
     pub rto: EventKind,

@@ -25,7 +25,7 @@ use roce_nic::RoceNicConfig;
 
 /// The default figures, spelled out: the times every test derives its expectations from.
 pub struct Figures {
-    /// The port's rate (`PortRate`), also every link's in the test stars.
+    /// The port's rate (`PortRate`).
     pub port: Rate,
     /// The host's PCIe link (`Pcie`).
     pub pcie: PcieConfig,
@@ -40,7 +40,7 @@ pub struct Figures {
 }
 
 impl Figures {
-    /// The figures of a NIC and a switch configuration, on the test stars' links.
+    /// The figures of a NIC and a switch configuration, with the test stars' link delay.
     pub fn of(nic: &RoceNicConfig, switch: &SwitchConfig) -> Self {
         Figures {
             port: nic.PortRate,
