@@ -5,8 +5,6 @@
 //! Runs use a fixed wall clock so that `time_utc` does not depend on when the test ran, and the
 //! records can be compared byte for byte.
 
-#![warn(missing_docs)]
-
 use engine::clock::WallClock;
 use engine::prelude::*;
 use engine::records::Output;

@@ -34,8 +34,6 @@
 //! assert_eq!(stats.events, 10);
 //! ```
 
-#![warn(missing_docs)]
-
 pub mod app;
 pub mod beacon;
 pub mod clock;

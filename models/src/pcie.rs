@@ -31,10 +31,15 @@ pub struct PcieConfig {
 }
 
 impl PcieConfig {
+    /// Default `Rate`, in bits per second: 504 Gbps.
     pub const DEFAULT_RATE_BPS: u64 = 504_000_000_000;
+    /// Default `Latency`, in nanoseconds.
     pub const DEFAULT_LATENCY_NS: u64 = 250;
+    /// Default `MaxPayloadSize`, in bytes.
     pub const DEFAULT_MAX_PAYLOAD_BYTES: u64 = 256;
+    /// Default `MaxReadRequestSize`, in bytes.
     pub const DEFAULT_MAX_READ_REQUEST_BYTES: u64 = 512;
+    /// Default `TlpOverheadBytes`, in bytes.
     pub const DEFAULT_TLP_OVERHEAD_BYTES: u64 = 24;
 
     /// Checks what serde's types cannot; the field is relative to the PCIe settings.
@@ -76,6 +81,7 @@ pub struct PcieDirection {
     pub bytes: u64,
     /// TLP overhead bytes carried on top.
     pub overhead_bytes: u64,
+    /// Transfers placed: data transfers and DMA read requests, one per call however many TLPs.
     pub transfers: u64,
     /// The last transfer shape and its cost: nearly every transfer of a run has the shape of the
     /// one before (a full packet's payload), and working it out takes two divisions.
@@ -258,6 +264,7 @@ impl PcieDirection {
 /// A host's PCIe link, in its `HostPort`.
 #[derive(Debug, Default)]
 pub struct PcieLink {
+    /// The host (node index) whose link this is.
     pub host: u32,
     /// Host memory to NIC: doorbells, DMA read data.
     pub host_to_nic: PcieDirection,

@@ -11,10 +11,15 @@ use engine::prelude::*;
 pub struct LinkDirection {
     /// Dense id: link `l`'s direction a->b is `2l`, b->a is `2l + 1`.
     pub id: u32,
+    /// The sending node (topology node index; hosts come first).
     pub from_node: u32,
+    /// The sending node's port this direction leaves from.
     pub from_port: u16,
+    /// The receiving node (topology node index).
     pub to_node: u32,
+    /// The receiving node's port this direction arrives at.
     pub to_port: u16,
+    /// The serializer's rate (bits per second).
     pub rate: Rate,
     /// `rate` as whole picoseconds per byte, when it is one (400 Gbps: 20 ps).
     ps_per_byte: Option<u64>,
@@ -24,10 +29,13 @@ pub struct LinkDirection {
     pub delay: SimTime,
     /// When the last bit of the last launched packet leaves the sender.
     pub busy_until: SimTime,
+    /// The event source its arrival events are scheduled from (its own, one per direction).
     pub source: SourceId,
     /// The channel its packets propagate in (channel number `id`).
     channel: ChannelKey<Packet>,
+    /// Packets launched on it, of every kind (data, control, PFC).
     pub packets: u64,
+    /// Wire bytes of those packets, headers included.
     pub bytes: u64,
     /// RDMA data packets among `packets`.
     pub data_packets: u64,
@@ -39,11 +47,14 @@ pub struct LinkDirection {
 /// A count of packets and their bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Tally {
+    /// Packets counted.
     pub packets: u64,
+    /// Their bytes, summed.
     pub bytes: u64,
 }
 
 impl Tally {
+    /// Counts one packet of `bytes`.
     #[inline]
     pub fn add(&mut self, bytes: u64) {
         self.packets += 1;

@@ -18,7 +18,6 @@
 pub mod conservation;
 pub mod deadlock;
 pub mod faults;
-#[allow(missing_docs)] // being restructured on another branch, as `crate::nic`
 pub mod link;
 pub mod switch;
 pub mod switch_config;

@@ -101,10 +101,15 @@ pub use port::{HostIngress, HostPort};
 /// or nothing.
 #[derive(Resource, Clone, Copy, Debug)]
 pub struct NicContract {
+    /// App to NIC, targeted at the Responder host: accept connection requests.
     pub listen: TypedKind<()>,
+    /// App to NIC, targeted at the Initiator host: set up the connection with this id.
     pub connect: TypedKind<u32>,
+    /// NIC to app, targeted at the Initiator host: the connection with this id is set up.
     pub established: TypedKind<u32>,
+    /// App to NIC, targeted at the Initiator host: the doorbell of this WQE entity.
     pub post_wqe: TypedKind<Entity>,
+    /// NIC to app, targeted at the Initiator host: this WQE entity is acknowledged in full.
     pub wqe_completed: TypedKind<Entity>,
 }
 
@@ -113,7 +118,9 @@ pub struct NicContract {
 pub struct ConnectionSpec {
     /// Dense id in the order the application built its connections.
     pub id: u32,
+    /// The Initiator's host (node index): the end that connects and sends.
     pub initiator: u32,
+    /// The Responder's host (node index): the end that listens and receives.
     pub responder: u32,
     /// The traffic class of the data packets (`RdmaDataPacketTC`).
     pub class: u8,
@@ -128,13 +135,16 @@ pub struct ConnectionSpec {
 /// Every connection of the run, indexed by id. Applications push; NICs read.
 #[derive(Resource, Default, Debug)]
 pub struct Connections {
+    /// The connections; `list[i].id == i`.
     pub list: Vec<ConnectionSpec>,
 }
 
 /// Which end of a connection a queue pair is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum QpRole {
+    /// The end that connects, posts WQEs and sends the data.
     Initiator,
+    /// The end that listens, receives the data and acknowledges it.
     Responder,
 }
 
@@ -142,11 +152,15 @@ pub enum QpRole {
 /// `progress` is the NIC's state as of the last pause.
 #[derive(Component, Clone, Debug)]
 pub struct QueuePair {
+    /// The connection id (`ConnectionSpec::id`).
     pub connection: u32,
+    /// The host whose NIC holds this end.
     pub host: u32,
+    /// Which end it is.
     pub role: QpRole,
     /// Queue pair number on its NIC.
     pub qpn: u32,
+    /// When the NIC created this end (Responder: the request arrived; Initiator: the response).
     pub created_at: SimTime,
     /// Written back by the NIC at every pause (`write_back`): current between segments.
     pub progress: QpProgress,
@@ -181,6 +195,7 @@ impl WqeTimes {
             self.completed - self.last_rx,
         ]
     }
+    /// Posted to completed: the sum of `breakdown`.
     pub fn latency(&self) -> SimTime {
         self.completed - self.posted
     }
@@ -197,10 +212,15 @@ impl WqeTimes {
 /// A work request: an RDMA WRITE of `bytes` on `connection`, the `number`th on it (from 1).
 #[derive(Component, Clone, Debug)]
 pub struct Wqe {
+    /// The connection id it is posted on.
     pub connection: u32,
+    /// Its place in post order on its connection, from 1.
     pub number: u64,
+    /// Payload bytes to write (headers not counted).
     pub bytes: u64,
+    /// Its stamps: `posted` by the application, the rest by the NIC.
     pub times: WqeTimes,
+    /// Set by the NIC when the WQE completes, with its last stamps, as it sends `wqe_completed`.
     pub completed: bool,
 }
 
@@ -210,6 +230,7 @@ pub struct Wqe {
 /// add to it in the `Finish` phase; a NIC that does not leaves it empty.
 #[derive(Resource, Default, Debug)]
 pub struct DeliveredInWindow {
+    /// Bytes by connection id; shorter than the connections when the last ones delivered none.
     pub bytes: Vec<u64>,
 }
 
@@ -236,8 +257,9 @@ pub struct NicLosses {
     pub timeouts: u64,
     /// Data packets sent again by go-back-N.
     pub retransmitted: u64,
-    /// PFC frames the NICs sent.
+    /// PFC PAUSE frames the NICs sent.
     pub pfc_pause_sent: u64,
+    /// PFC RESUME frames the NICs sent.
     pub pfc_resume_sent: u64,
 }
 
@@ -292,6 +314,8 @@ impl Plugin for NicContractPlugin {
 /// them at load (`RdmaDataPacketTC` needs a transmit pool and a receive pool).
 #[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NicPools {
+    /// Classes with a transmit pool, by class 0-7.
     pub egress: [bool; 8],
+    /// Classes with a receive pool, by class 0-7.
     pub ingress: [bool; 8],
 }

@@ -16,6 +16,7 @@ use engine::prelude::*;
 /// fabric never touches a host's port then.
 #[derive(Debug)]
 pub struct HostPort {
+    /// The host's PCIe link between its memory and its NIC.
     pub pcie: PcieLink,
     /// The direction the host sends on; put every frame on it with `launch_from_host`.
     pub wire: LinkDirection,

@@ -9,8 +9,6 @@
 //! assert_eq!(c.Rate, engine::Rate::gbps(100));
 //! ```
 
-#![warn(missing_docs)]
-
 use engine::prelude::*;
 use engine::scenario::FieldError;
 use models::cc::{Acked, CcModel, CongestionControl, EcnEcho, Feedback, Gate, Nak, QpInfo, Sent, paced_next_send};

@@ -15,8 +15,6 @@
 //! assert_eq!(flows::FlowsConfig::writes_of(0), None);
 //! ```
 
-#![warn(missing_docs)]
-
 pub mod config;
 pub mod matrix;
 pub mod plugin;

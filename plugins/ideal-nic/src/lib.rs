@@ -28,8 +28,6 @@
 //! assert_eq!(app.world.resource::<NicPools>().egress, [true; 8]);
 //! ```
 
-#![warn(missing_docs)]
-
 pub mod config;
 mod logic;
 mod model;

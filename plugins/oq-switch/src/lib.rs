@@ -28,8 +28,6 @@
 //! config.add_to(&mut app); // the fabric, with this switch model
 //! ```
 
-#![warn(missing_docs)]
-
 mod config;
 mod switch;
 

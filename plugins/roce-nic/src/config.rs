@@ -98,6 +98,8 @@ impl Default for IngressBufferManager {
 }
 
 impl IngressBufferManager {
+    /// The buffer and its pools without the PFC thresholds, for the checks and pool sizes
+    /// `BufferManager` shares.
     pub fn as_buffer(&self) -> BufferManager {
         BufferManager {
             BufferSize: self.BufferSize,
@@ -155,16 +157,23 @@ pub struct RoceNicConfig {
 }
 
 impl RoceNicConfig {
+    /// Default `PortRate`, in Gbps.
     pub const DEFAULT_PORT_RATE_GBPS: u64 = 400;
+    /// Default `Mss`, in bytes.
     pub const DEFAULT_MSS_BYTES: u64 = 4096;
+    /// Default `HeaderBytes`, in bytes: Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4.
     pub const DEFAULT_HEADER_BYTES: u64 = 58;
+    /// Default `FetchWindow`, in bytes (64 KiB).
     pub const DEFAULT_FETCH_WINDOW_BYTES: u64 = 64 * 1024;
     /// The local ACK timeout's unit, 4.096 us in picoseconds (IBTA vol. 1, 9.7.6.1.3).
     pub const LOCAL_ACK_TIMEOUT_UNIT_PS: u64 = 4_096_000;
     /// The default local ACK timeout exponent n (timeout = 4.096 us x 2^n).
     pub const DEFAULT_LOCAL_ACK_TIMEOUT_EXPONENT: u32 = 14;
+    /// Default `TxBurstPackets`, in frames per wake-up.
     pub const DEFAULT_TX_BURST_PACKETS: u32 = 4;
+    /// Default `CnpInterval`, in microseconds.
     pub const DEFAULT_CNP_INTERVAL_US: u64 = 50;
+    /// Default `CnpClass`, a traffic class (0-7).
     pub const DEFAULT_CNP_CLASS: u8 = 6;
 
     /// Checks what serde's types cannot; the field is relative to `nic`.

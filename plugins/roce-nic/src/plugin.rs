@@ -23,6 +23,7 @@ use std::sync::Arc;
 /// The Scala RoCE NIC, selected in RON as `nic: RoceNic((...))`.
 #[derive(Clone, Debug, Default)]
 pub struct RoceNicPlugin {
+    /// The configuration every host's NIC is built with.
     pub config: RoceNicConfig,
 }
 
@@ -30,6 +31,7 @@ pub struct RoceNicPlugin {
 /// `Store<RoceNic>`, tied to the host's node entity.
 #[derive(Resource, Clone)]
 pub struct RoceNics {
+    /// The event kinds and configuration every NIC's handler shares.
     pub ctx: Ctx,
 }
 

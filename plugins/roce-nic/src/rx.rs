@@ -22,14 +22,20 @@ use models::wire::{CM_MESSAGE_BYTES, CNP_BYTES, Opcode, PFC_FRAME_BYTES, ROCE_AC
 /// What a receive asks the world to do once the NIC's borrow ends.
 #[derive(Debug)]
 pub enum Effect {
+    /// Spawn this queue pair's entity: an end of a connection was set up.
     SpawnQp(QueuePair),
+    /// A WQE is acknowledged in full: write its stamps to its entity and mark it completed.
     Complete {
+        /// The WQE's entity.
         wqe: bevy_ecs::entity::Entity,
+        /// Its final stamps.
         times: models::nic::WqeTimes,
     },
 }
 
 impl Parts<'_> {
+    /// Handles a packet that reached this host: data, ACK, NAK, CNP, PFC or connection setup.
+    /// What needs the world goes to `out`.
     pub fn receive(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet, out: &mut Vec<Effect>) {
         let point = if pkt.kind == PacketKind::Pfc {
             TracePoint::PfcReceived

@@ -16,20 +16,28 @@ use std::collections::VecDeque;
 /// A WQE at the NIC behind the active one.
 #[derive(Clone, Copy, Debug)]
 pub struct Waiting {
+    /// The WQE's entity.
     pub wqe: Entity,
     /// Its number on its connection (from 1).
     pub number: u64,
+    /// Payload bytes to write.
     pub bytes: u64,
+    /// Its stamps so far (`posted`, `at_nic`).
     pub times: WqeTimes,
 }
 
 /// The WQE at the head of a connection: the one on the wire.
 #[derive(Debug)]
 pub struct Active {
+    /// The WQE's entity.
     pub wqe: Entity,
+    /// Its number on its connection (from 1).
     pub number: u64,
+    /// Payload bytes to write.
     pub bytes: u64,
+    /// Packets it is cut into: `ceil(bytes / Mss)`, at least one.
     pub packets: u32,
+    /// PSN of its first packet (PSNs run on across a queue pair's WQEs).
     pub first_psn: u32,
     /// Packets sent (the index of the next to send).
     pub sent: u32,
@@ -39,7 +47,9 @@ pub struct Active {
     pub ready: Ring<SimTime>,
     /// Highest PSN acknowledged, plus one (first_psn when nothing is).
     pub acked_upto: u32,
+    /// Its stamps so far; `started` on activation, `first_tx` at its first packet.
     pub times: WqeTimes,
+    /// `times.first_tx` is set; a go-back-N resend of packet 0 keeps the first stamp.
     pub first_tx_set: bool,
     /// When the retransmission timer of this WQE fires (`SimTime::MAX`: not armed). A timer
     /// event whose time is not this is stale (an earlier WQE's, or from before a rewind).
@@ -49,21 +59,31 @@ pub struct Active {
 /// One end of a connection on this NIC.
 #[derive(Debug)]
 pub struct Qp {
+    /// The connection id (`ConnectionSpec::id`).
     pub connection: u32,
+    /// Which end this is.
     pub role: QpRole,
     /// Set up (Initiator: the response arrived; Responder: from creation).
     pub ready: bool,
+    /// The host of the other end.
     pub remote_host: u32,
+    /// The other end's QPN, which its packets carry (`u32::MAX` until the Initiator
+    /// has the response).
     pub remote_qpn: u32,
+    /// The traffic class of its data and replies (`RdmaDataPacketTC`).
     pub class: u8,
     /// ECMP hash of the packets this end sends.
     pub flow: u64,
     // Initiator side.
     /// WQEs at the NIC behind the active one, in post order, with their stamps so far.
     pub waiting: VecDeque<Waiting>,
+    /// The WQE on the wire, if any: one per connection at a time.
     pub active: Option<Active>,
+    /// The PSN the next activated WQE starts at.
     pub next_psn: u32,
+    /// In its class's round robin, so never queued there twice.
     pub in_rr: bool,
+    /// Waiting in `RoceNic::fetch_waiters` for room in its class's transmit pool.
     pub fetch_blocked: bool,
     /// When the one pending `roce.rto` of this queue pair fires (`SimTime::MAX`: none). A new
     /// deadline is never earlier than a pending one, so instead of one event per WQE (most of
@@ -75,8 +95,11 @@ pub struct Qp {
     /// was three allocations (it grows 4, 8, 16), 10,000 times per 20 ms of the default run.
     pub spare_ready: Ring<SimTime>,
     // Responder side.
+    /// The next in-order PSN; data above it is out of sequence.
     pub expected_psn: u32,
+    /// A NAK went for the current gap: no other until an in-order packet arrives.
     pub nak_sent: bool,
+    /// In-order packets since the last ACK, for `AckEveryPackets`.
     pub since_ack: u32,
     /// Payload accepted in order during the recording window (`DeliveredInWindow`).
     pub window_bytes: u64,
@@ -91,6 +114,7 @@ pub struct Qp {
 /// A sending queue pair's congestion control, with what the NIC keeps for it.
 #[derive(Debug)]
 pub struct CcQp {
+    /// The controller and its gate.
     pub cc: QpCc,
     /// When the one pending `roce.cc` timer event fires (`SimTime::MAX`: none).
     pub timer: SimTime,
@@ -99,6 +123,8 @@ pub struct CcQp {
 }
 
 impl Qp {
+    /// A queue pair with nothing posted: a Responder is ready at once, an Initiator once the
+    /// response arrives (its `remote_qpn` is unknown until then).
     pub fn new(connection: u32, role: QpRole, remote_host: u32, class: u8, flow: u64) -> Self {
         Qp {
             connection,
@@ -130,17 +156,29 @@ impl Qp {
 /// Counters a beacon or a test reads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NicCounters {
+    /// Data packets put on the wire, resends included.
     pub data_packets_sent: u64,
+    /// Their wire bytes, headers included.
     pub data_bytes_sent: u64,
+    /// In-order data packets accepted into a receive pool.
     pub data_packets_received: u64,
+    /// Their payload bytes.
     pub payload_bytes_received: u64,
+    /// ACKs sent, re-acknowledgments of duplicates included.
     pub acks_sent: u64,
+    /// NAKs sent, one per gap.
     pub naks_sent: u64,
+    /// Packets already sent that go-back-N rewound, to be sent again.
     pub retransmitted_packets: u64,
+    /// Retransmission timeouts that fired and rewound a WQE.
     pub timeouts: u64,
+    /// PFC PAUSE frames sent upstream (a receive pool passed XOFF).
     pub pfc_pause_sent: u64,
+    /// PFC RESUME frames sent upstream (the pool came down to XON).
     pub pfc_resume_sent: u64,
+    /// PFC PAUSE frames received from the switch.
     pub pfc_pause_received: u64,
+    /// PFC RESUME frames received from the switch.
     pub pfc_resume_received: u64,
     /// Data that found its receive pool full (PFC failed to hold the sender back).
     pub ingress_drops: u64,
@@ -148,9 +186,11 @@ pub struct NicCounters {
     pub out_of_sequence: u64,
     /// Connection requests that reached a host nobody listens on.
     pub rejected_requests: u64,
+    /// WQEs completed on this NIC's Initiator queue pairs.
     pub wqes_completed: u64,
-    /// CNPs sent as notification point, and received for our queue pairs.
+    /// CNPs sent as notification point.
     pub cnps_sent: u64,
+    /// CNPs received, whether or not a controller reacted.
     pub cnps_received: u64,
     /// CE-marked data packets received.
     pub ce_received: u64,
@@ -163,9 +203,14 @@ pub struct NicCounters {
 /// The NIC of one host: row `host` of `Store<RoceNic>`.
 #[derive(Debug)]
 pub struct RoceNic {
+    /// The host whose NIC this is: its row in `Store<RoceNic>`.
     pub host: u32,
+    /// The NIC's own event source: its timers and the contract events it sends come from it.
     pub source: SourceId,
+    /// The application sent `listen`: connection requests are answered, else rejected
+    /// (`NicCounters::rejected_requests`).
     pub listening: bool,
+    /// Its queue pairs of both roles, indexed by QPN.
     pub qps: Vec<Qp>,
     /// Queue pair number of each connection this NIC initiates, by connection id: a doorbell
     /// finds its queue pair without scanning them all (64+ per NIC in many-connection runs).
@@ -181,20 +226,30 @@ pub struct RoceNic {
     pub fetch_waiters: [Ring<u32>; 8],
     /// Classes the switch has paused on our port.
     pub paused: [bool; 8],
+    /// Each class's transmit pool, in bytes (0: no pool).
     pub egress_cap: [u64; 8],
+    /// Payload bytes each transmit pool holds: fetched, or being fetched, and not yet sent.
     pub egress_used: [u64; 8],
+    /// Each class's receive pool, in bytes (0: no pool).
     pub ingress_cap: [u64; 8],
+    /// Wire bytes each receive pool holds until their payload's write to host memory is done.
     pub ingress_used: [u64; 8],
+    /// Receive pool occupancy in bytes above which the NIC sends PAUSE for the class
+    /// (`PfcXoffFraction` of the pool).
     pub xoff: [u64; 8],
+    /// Occupancy in bytes at or below which it sends RESUME (`PfcXonFraction` of the pool).
     pub xon: [u64; 8],
     /// Payload writes to host memory in flight per class: (done at, bytes held).
     pub writes: [Ring<(SimTime, u64)>; 8],
+    /// Classes this NIC has paused upstream: PAUSE sent, RESUME not yet.
     pub upstream_paused: [bool; 8],
     /// Earliest pending transmit wake-up (`SimTime::MAX`: none).
     pub tx_timer: SimTime,
+    /// When each class's pending `roce.resume` check fires (`SimTime::MAX`: none).
     pub resume_timer: [SimTime; 8],
     /// The recording window, [start, end).
     pub window: (SimTime, SimTime),
+    /// What it counted.
     pub counters: NicCounters,
     /// A slow receiver (an injected fault): the receive pool drains no faster than this.
     pub slow_drain: Option<SlowDrain>,
@@ -204,6 +259,7 @@ pub struct RoceNic {
 /// write is done and the drain has passed the bytes ahead of it.
 #[derive(Clone, Copy, Debug)]
 pub struct SlowDrain {
+    /// The drain's rate, in bits per second.
     pub rate: engine::units::Rate,
     /// When the drain has passed every packet admitted so far.
     pub free_at: SimTime,
@@ -218,6 +274,8 @@ impl SlowDrain {
 }
 
 impl RoceNic {
+    /// The NIC of `host` with no queue pairs, not listening, its pools and PFC thresholds
+    /// from `cfg`.
     pub fn new(host: u32, source: SourceId, cfg: &RoceNicConfig) -> Self {
         let ingress = cfg.IngressBufferManager.as_buffer().pools();
         RoceNic {

@@ -24,12 +24,18 @@ use models::wire::Opcode;
 /// Event kinds and settings every NIC shares.
 #[derive(Clone, Debug)]
 pub struct Ctx {
+    /// The configuration every host's NIC shares.
     pub cfg: std::sync::Arc<RoceNicConfig>,
+    /// `roce.tx`: wake the port's scheduler, at `RoceNic::tx_timer`; others are stale.
     pub tx: EventKind,
+    /// `roce.rto`: a queue pair's retransmission timer; the event's data is its QPN.
     pub rto: EventKind,
+    /// `roce.resume`: see whether a class's receive pool is down to XON, to send RESUME; the
+    /// event's data is the class.
     pub resume: EventKind,
     /// The doorbell reached the NIC: the WQE's entity.
     pub doorbell: TypedKind<Entity>,
+    /// The NIC contract's event kinds.
     pub contract: NicContract,
     /// A queue pair's congestion-control timer (`Gate::wake_at`).
     pub cc_timer: EventKind,
@@ -46,6 +52,7 @@ impl Ctx {
         let mss = self.cfg.Mss.0;
         bytes.saturating_sub(i as u64 * mss).min(mss)
     }
+    /// Packets a WQE of `bytes` is cut into: `ceil(bytes / Mss)`, at least one.
     pub fn packets_of(&self, bytes: u64) -> u32 {
         bytes.div_ceil(self.cfg.Mss.0).max(1) as u32
     }
@@ -76,8 +83,11 @@ impl Ctx {
 
 /// The three parts of a host a NIC handler touches.
 pub struct Parts<'a> {
+    /// The host's NIC.
     pub nic: &'a mut RoceNic,
+    /// The host's PCIe link: doorbells, payload fetches, payload writes.
     pub pcie: &'a mut PcieLink,
+    /// The link direction the host sends on.
     pub wire: &'a mut LinkDirection,
     /// Where trace events go when a tracer subscribes (`None`: nobody listens).
     pub trace: Option<&'a mut Vec<TraceEvent>>,
@@ -138,6 +148,7 @@ impl Parts<'_> {
         }
     }
 
+    /// Puts `qpn` at the back of its class's round robin unless it is in it already.
     pub fn enqueue_rr(&mut self, qpn: u32) {
         let qp = &mut self.nic.qps[qpn as usize];
         if !qp.in_rr {

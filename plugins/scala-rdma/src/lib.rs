@@ -2,8 +2,6 @@
 //! of 250,000 bytes outstanding per connection, as `spec/scala-rdma-traffic-generation.md`
 //! describes. See README.md.
 
-#![warn(missing_docs)]
-
 pub mod config;
 pub mod pairing;
 pub mod plan;

@@ -9,6 +9,8 @@
 //! assert_eq!(c.Bytes.0, 128 << 10);
 //! ```
 
+#![warn(missing_docs)]
+
 use engine::prelude::*;
 use engine::scenario::FieldError;
 use engine::units::Size;

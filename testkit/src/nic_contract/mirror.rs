@@ -16,7 +16,9 @@ use std::collections::BTreeMap;
 pub struct Snapshot {
     /// The tick: every event before it had run.
     pub at: SimTime,
+    /// Every queue pair entity as it stood then.
     pub qps: Vec<QueuePair>,
+    /// Every WQE entity as it stood then, by entity.
     pub wqes: BTreeMap<Entity, Wqe>,
 }
 

@@ -12,8 +12,6 @@
 //! println!("{}", outcome.summary);
 //! ```
 
-#![warn(missing_docs)]
-
 pub mod assemble;
 pub mod interrupt;
 pub mod limits;

@@ -25,9 +25,13 @@ use roce_nic::RoceNicConfig;
 
 /// The default figures, spelled out: the times every test derives its expectations from.
 pub struct Figures {
+    /// The port's rate (`PortRate`).
     pub port: Rate,
+    /// The host's PCIe link (`Pcie`).
     pub pcie: PcieConfig,
+    /// Payload bytes per full packet (`Mss`).
     pub mss: u64,
+    /// Header bytes per data packet (`HeaderBytes`).
     pub header: u64,
     /// Link delay.
     pub d: SimTime,
@@ -36,6 +40,7 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// The figures of a NIC and a switch configuration, with the test stars' link delay.
     pub fn of(nic: &RoceNicConfig, switch: &SwitchConfig) -> Self {
         Figures {
             port: nic.PortRate,
@@ -46,6 +51,7 @@ impl Figures {
             f: switch.ForwardingLatency.0,
         }
     }
+    /// The figures at the default NIC and switch configurations.
     pub fn defaults() -> Self {
         Self::of(&RoceNicConfig::default(), &SwitchConfig::default())
     }
@@ -57,6 +63,7 @@ impl Figures {
     pub fn p(&self, bytes: u64) -> SimTime {
         self.pcie.Rate.serialization_time(bytes)
     }
+    /// `L`: the PCIe latency, one way.
     pub fn l(&self) -> SimTime {
         self.pcie.Latency.0
     }
