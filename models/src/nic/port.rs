@@ -22,7 +22,7 @@ pub struct HostPort {
     pub wire: LinkDirection,
 }
 
-/// The contract's arrival step: a NIC's handler of `FabricKinds::to_host` passes each event to
+/// The contract's arrival step: a NIC's handler of `NicContract::arrive` passes each event to
 /// `accept`, which takes the packet from its link direction's channel and says which host it
 /// reached. It counts the data packets delivered (the run's conservation check) and applies
 /// the faults injected on links into hosts, so every NIC gets both without knowing of them.

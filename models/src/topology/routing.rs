@@ -25,9 +25,8 @@ struct Attached {
     attachment: u32,
     /// The attachment's node id.
     node: u32,
-    /// Where `ports` holds the attachment's port to the host, so the last hop is a slice of
-    /// `ports` like any other.
-    port_at: u32,
+    /// The port of the attachment node that leads to the host.
+    port: u16,
 }
 
 /// Shortest-path next hops from every switch to every host.
@@ -127,12 +126,10 @@ impl Routes {
         let hosts = (0..num_hosts)
             .map(|h| {
                 let a = host_attachment[h];
-                let port_at = ports.len() as u32;
-                ports.push(host_port[h]);
                 Attached {
                     attachment: a,
                     node: attachment_node.get(a as usize).copied().unwrap_or(u32::MAX),
-                    port_at,
+                    port: host_port[h],
                 }
             })
             .collect();
@@ -159,13 +156,11 @@ impl Routes {
         if h.attachment == u32::MAX {
             return &[];
         }
+        if h.node == switch {
+            return std::slice::from_ref(&h.port);
+        }
         let row = (switch as usize - self.num_hosts) * self.attachments + h.attachment as usize;
-        // At the host's attachment the one port to it, else the group: chosen by a select, not
-        // a branch, since which it is varies hop by hop with no pattern a predictor learns.
-        let last = h.node == switch;
         let (start, end) = self.group[row];
-        let start = if last { h.port_at } else { start };
-        let end = if last { h.port_at + 1 } else { end };
         &self.ports[start as usize..end as usize]
     }
 
