@@ -17,6 +17,26 @@ pub struct QpProgress {
     pub wqes_completed: u64,
 }
 
+impl QpProgress {
+    /// An Initiator's: the PSN of the next data packet it sends, the WQEs at its NIC (the one
+    /// on the wire and those behind it), the WQEs completed.
+    pub fn initiator(psn: u32, wqes_at_nic: usize, wqes_completed: u64) -> Self {
+        QpProgress {
+            psn,
+            wqes_at_nic: wqes_at_nic as u32,
+            wqes_completed,
+        }
+    }
+
+    /// A Responder's: the PSN it expects next.
+    pub fn responder(psn: u32) -> Self {
+        QpProgress {
+            psn,
+            ..Default::default()
+        }
+    }
+}
+
 /// Writes a NIC's view back to the entities: `progress(host, qpn, role)` for each queue pair
 /// entity (`None` leaves it as it is), and the stamps of each WQE the NIC holds. Call it from
 /// the handler's `pause`, while the NIC still holds its rows.

@@ -7,7 +7,7 @@
 use crate::config::IdealNicConfig;
 use bevy_ecs::prelude::*;
 use engine::prelude::*;
-use models::nic::{QpRole, WqeTimes};
+use models::nic::{QpProgress, QpRole, WqeTimes};
 use models::packet::{Packet, PacketKind, ecn};
 use models::wire::Opcode;
 use std::collections::VecDeque;
@@ -304,18 +304,15 @@ impl IdealNic {
 
 impl IdealNic {
     /// What queue pair `qpn` has done so far, for its entity.
-    pub fn progress(&self, qpn: u32) -> Option<models::nic::QpProgress> {
+    pub fn progress(&self, qpn: u32) -> Option<QpProgress> {
         let qp = self.qps.get(qpn as usize)?;
         Some(match qp.role {
-            QpRole::Initiator => models::nic::QpProgress {
-                psn: qp.next_psn,
-                wqes_at_nic: qp.waiting.len() as u32 + qp.active.is_some() as u32,
-                wqes_completed: qp.wqes_completed,
-            },
-            QpRole::Responder => models::nic::QpProgress {
-                psn: qp.expected_psn,
-                ..Default::default()
-            },
+            QpRole::Initiator => QpProgress::initiator(
+                qp.next_psn,
+                qp.waiting.len() + qp.active.is_some() as usize,
+                qp.wqes_completed,
+            ),
+            QpRole::Responder => QpProgress::responder(qp.expected_psn),
         })
     }
 

@@ -9,7 +9,7 @@ use bevy_ecs::prelude::*;
 use engine::prelude::*;
 use engine::ring::Ring;
 use models::cc::QpCc;
-use models::nic::{QpRole, WqeTimes};
+use models::nic::{QpProgress, QpRole, WqeTimes};
 use models::packet::Packet;
 use std::collections::VecDeque;
 
@@ -330,19 +330,16 @@ impl RoceNic {
 
 impl RoceNic {
     /// What queue pair `qpn` has done so far, for its entity.
-    pub fn progress(&self, qpn: u32) -> Option<models::nic::QpProgress> {
+    pub fn progress(&self, qpn: u32) -> Option<QpProgress> {
         let qp = self.qps.get(qpn as usize)?;
         Some(match qp.role {
-            QpRole::Initiator => models::nic::QpProgress {
-                // `next_psn` is past the whole active WQE from its activation on.
-                psn: qp.active.as_ref().map_or(qp.next_psn, |a| a.first_psn + a.sent),
-                wqes_at_nic: qp.waiting.len() as u32 + qp.active.is_some() as u32,
-                wqes_completed: qp.wqes_completed,
-            },
-            QpRole::Responder => models::nic::QpProgress {
-                psn: qp.expected_psn,
-                ..Default::default()
-            },
+            // `next_psn` is past the whole active WQE from its activation on.
+            QpRole::Initiator => QpProgress::initiator(
+                qp.active.as_ref().map_or(qp.next_psn, |a| a.first_psn + a.sent),
+                qp.waiting.len() + qp.active.is_some() as usize,
+                qp.wqes_completed,
+            ),
+            QpRole::Responder => QpProgress::responder(qp.expected_psn),
         })
     }
 
