@@ -326,6 +326,13 @@ impl<S: SwitchModel> FabricState<S> {
     }
 }
 
+/// An arrival the fabric's handler was given for a host: a bug in the fabric's build.
+#[cold]
+#[inline(never)]
+fn not_a_switch(node: u32) -> ! {
+    panic!("fabric.arrive at node {node}, which is not a switch")
+}
+
 impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
     #[inline]
     fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
@@ -333,7 +340,6 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
         st.switches.ensure(world);
         let fabric = &*st.fabric;
         let num_hosts = fabric.topology.num_hosts;
-        let switches = st.switches.held_rows();
         if ev.kind == fabric.kinds.arrive {
             if FAULTS
                 && let Some(f) = st.faults.as_deref_mut()
@@ -342,14 +348,23 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
                 return;
             }
             // The packet waits in the direction's channel: no lookup of the direction's entity.
-            let pkt = q.receive(fabric.kinds.packet, ev.target);
             let (to_node, to_port) = fabric.dir_to[ev.target as usize];
-            let Some(sw) = switches.get_mut((to_node as usize).wrapping_sub(num_hosts)) else {
-                panic!("fabric.arrive at node {to_node}, which is not a switch");
-            };
-            sw.arrive(fabric, q, to_port, pkt);
+            match st
+                .switches
+                .held_rows()
+                .get_mut((to_node as usize).wrapping_sub(num_hosts))
+            {
+                // Taken from its channel only here, where it moves straight into the switch:
+                // popped earlier, it lived across the lookups in stack slots, field by field.
+                Some(sw) => {
+                    let pkt = q.receive(fabric.kinds.packet, ev.target);
+                    sw.arrive(fabric, q, to_port, pkt)
+                }
+                None => not_a_switch(to_node),
+            }
             return;
         }
+        let switches = st.switches.held_rows();
         // A switch's own event: `switch_tx` (data packs the node) or `send_pfc` (targets it).
         let node = if ev.kind == fabric.kinds.switch_tx {
             (ev.data >> 16) as usize
