@@ -251,6 +251,27 @@ impl EventQueue {
         value
     }
 
+    /// Makes channel `chan` outbound: its far end is in another shard, so a value sent on it
+    /// schedules nothing here and waits for `drain_channel` (the shard runner moves it to the shard
+    /// that receives it). Costs the hot path nothing: the channel simply always looks pending.
+    pub fn mark_outbound<T: Copy + Default + 'static>(&mut self, key: ChannelKey<T>, chan: u32) {
+        self.channels.get(key)[chan as usize].pending = true;
+    }
+
+    /// Moves every value waiting in channel `chan` into `out`, with its arrival time, first out
+    /// first. Only for outbound channels (`mark_outbound`), whose values no event stands for.
+    pub fn drain_channel<T: Copy + Default + 'static>(
+        &mut self,
+        key: ChannelKey<T>,
+        chan: u32,
+        mut out: impl FnMut(SimTime, T),
+    ) {
+        let c = &mut self.channels.get(key)[chan as usize];
+        while let Some((at, v)) = c.fifo.pop_front() {
+            out(at, v);
+        }
+    }
+
     /// Values in channel `chan` not yet received.
     pub fn channel_len<T: Copy + Default + 'static>(&mut self, key: ChannelKey<T>, chan: u32) -> usize {
         self.channels.get(key)[chan as usize].fifo.len()

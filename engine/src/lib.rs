@@ -48,6 +48,7 @@ pub mod rng;
 pub mod row;
 pub mod run;
 pub mod scenario;
+pub mod shard;
 pub mod store;
 pub mod time;
 pub mod units;

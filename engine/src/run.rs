@@ -15,6 +15,7 @@ use crate::beacon::BeaconColumns;
 use crate::event::EventQueue;
 use crate::phases::{BeaconTick, Build, Finish, Start};
 use crate::records::{RecordId, Records};
+use crate::shard::WindowSync;
 use crate::time::SimTime;
 use bevy_ecs::prelude::Resource;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -85,16 +86,28 @@ impl App {
     /// Runs every phase and the event loop to `opts.stop`. `build_world` must not have been
     /// called before (it runs here).
     pub fn run(&mut self, opts: RunOptions<'_>) -> RunStats {
-        self.run_inner(opts, None)
+        self.run_inner(opts, None, None)
     }
 
     /// As `run`, but stops at the first beacon tick at which `stop_flag` is non-zero (a signal
     /// handler sets it), or a record write has failed, and runs `Finish` there.
     pub fn run_stoppable(&mut self, opts: RunOptions<'_>, stop_flag: &AtomicUsize) -> RunStats {
-        self.run_inner(opts, Some(stop_flag))
+        self.run_inner(opts, Some(stop_flag), None)
     }
 
-    fn run_inner(&mut self, mut opts: RunOptions<'_>, stop_flag: Option<&AtomicUsize>) -> RunStats {
+    /// As `run_stoppable`, as one shard of several (`crate::shard`): windows end where `sync`
+    /// says and at every beacon tick, where the shards exchange what crosses between them and
+    /// agree on stopping.
+    pub fn run_shard(&mut self, opts: RunOptions<'_>, stop_flag: &AtomicUsize, sync: &mut dyn WindowSync) -> RunStats {
+        self.run_inner(opts, Some(stop_flag), Some(sync))
+    }
+
+    fn run_inner(
+        &mut self,
+        mut opts: RunOptions<'_>,
+        stop_flag: Option<&AtomicUsize>,
+        mut sync: Option<&mut dyn WindowSync>,
+    ) -> RunStats {
         let started = std::time::Instant::now();
         let missing = self.unhandled_kinds();
         assert!(
@@ -105,19 +118,35 @@ impl App {
         self.world.run_schedule(Start);
         let beacon = self.open_beacon();
         // A record that could not be opened: nothing to run for, the caller reports it.
-        if self.world.get_resource::<Records>().is_some_and(Records::open_failed) {
-            opts.stop = SimTime(0);
-        }
-
+        let open_failed = self.world.get_resource::<Records>().is_some_and(Records::open_failed);
         let mut queue = self.world.remove_resource::<EventQueue>().expect("EventQueue");
         let interval = opts.beacon_interval.max(SimTime(1));
         let mut next_tick = interval;
+        // Without shards, one window to the end.
+        let mut window = SimTime::MAX;
+        if let Some(s) = sync.as_deref_mut() {
+            // Every shard stops when one could not open its records.
+            let wish = open_failed.then_some(StopCause::WriteError);
+            let w = s.sync(&mut self.world, &mut queue, SimTime::ZERO, next_tick, wish);
+            window = w.end;
+            if w.stop.is_some() {
+                opts.stop = SimTime(0);
+            }
+        } else if open_failed {
+            opts.stop = SimTime(0);
+        }
         let mut beacons = 0;
         let mut stopped = None;
         let mut end = opts.stop;
         loop {
             let until = next_tick.min(opts.stop);
-            self.handlers.run(&mut self.world, &mut queue, until);
+            self.handlers.run(&mut self.world, &mut queue, until.min(window));
+            if window < until {
+                // A window ends before the next tick: exchange with the other shards, go on.
+                let s = sync.as_deref_mut().expect("windows end early only in shards");
+                window = s.sync(&mut self.world, &mut queue, window, next_tick, None).end;
+                continue;
+            }
             if next_tick > opts.stop {
                 break;
             }
@@ -139,6 +168,13 @@ impl App {
             // Once per tick: the rows up to this tick are flushed (`write_beacon_row`). A tick at
             // the stop time itself ends the run anyway: that is no early stop.
             stopped = (next_tick < opts.stop).then(|| self.stop_cause(stop_flag)).flatten();
+            if let Some(s) = sync.as_deref_mut() {
+                // Every tick ends a window: the shards agree on stopping here, all or none.
+                let cap = next_tick.checked_add(interval).unwrap_or(SimTime::MAX);
+                let w = s.sync(&mut self.world, &mut queue, next_tick, cap, stopped);
+                window = w.end;
+                stopped = w.stop.filter(|_| next_tick < opts.stop);
+            }
             if stopped.is_some() {
                 end = next_tick;
                 break;

@@ -66,6 +66,10 @@ impl SimTime {
     pub fn checked_sub(self, rhs: SimTime) -> Option<SimTime> {
         self.0.checked_sub(rhs.0).map(SimTime)
     }
+    /// `self + rhs`, or `SimTime::MAX` where that overflows.
+    pub fn saturating_add(self, rhs: SimTime) -> SimTime {
+        SimTime(self.0.saturating_add(rhs.0))
+    }
     /// The difference, zero if `rhs` is later.
     pub fn saturating_sub(self, rhs: SimTime) -> SimTime {
         SimTime(self.0.saturating_sub(rhs.0))

@@ -12,6 +12,7 @@ pub mod pcie;
 pub mod placement;
 pub mod registry;
 pub mod sets;
+pub mod shard;
 pub mod switch;
 pub mod topology;
 pub mod trace;

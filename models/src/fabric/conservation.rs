@@ -117,8 +117,20 @@ impl Conservation {
     }
 }
 
-/// The balance now, from the world between segments (switches and NICs back in it).
+/// The balance now, from the world between segments (switches and NICs back in it). In a shard,
+/// the packets other shards sent it count as sent, and those it shipped to them as in flight, so
+/// that its own balance holds.
 pub fn measure(world: &World) -> Conservation {
+    measure_with(world, true)
+}
+
+/// The figures of this world alone: a shard's add up with the other shards' to the whole run's
+/// (what the beacon's columns show).
+pub fn measure_own(world: &World) -> Conservation {
+    measure_with(world, false)
+}
+
+fn measure_with(world: &World, fold_crossed: bool) -> Conservation {
     let Some(fabric) = world.get_resource::<Fabric>() else {
         return Conservation::default();
     };
@@ -138,9 +150,18 @@ pub fn measure(world: &World) -> Conservation {
     }
     let delivered = world.get_resource::<Delivered>().copied().unwrap_or_default();
     let faults = world.get_resource::<FaultDrops>().copied().unwrap_or_default();
+    // A shard: what other shards sent it counts as sent here, what it shipped as in flight.
+    let crossed = world
+        .get_resource::<crate::shard::port::CrossedPackets>()
+        .filter(|_| fold_crossed)
+        .map(|c| c.get());
     for (c, b) in bal.iter_mut().enumerate() {
         b.delivered = delivered.0[c];
         b.dropped_fault = faults.0[c];
+        if let Some(x) = &crossed {
+            b.sent += x.received[c];
+            b.in_flight += x.out[c];
+        }
     }
     let in_flight = |b: &mut [ClassBalance; 8], p: &Packet| {
         if p.kind == PacketKind::Data {
@@ -222,10 +243,10 @@ pub fn check_conservation(world: &mut World) {
 
 /// Beacon columns: the running balance of data packets, summed over classes.
 pub fn register_beacon_columns(app: &mut App) {
-    app.add_beacon_column("data_sent", |w| measure(w).totals()[0].packets);
-    app.add_beacon_column("data_delivered", |w| measure(w).totals()[1].packets);
-    app.add_beacon_column("data_dropped", |w| measure(w).totals()[2].packets);
-    app.add_beacon_column("data_in_flight", |w| measure(w).totals()[3].packets);
+    app.add_beacon_column("data_sent", |w| measure_own(w).totals()[0].packets);
+    app.add_beacon_column("data_delivered", |w| measure_own(w).totals()[1].packets);
+    app.add_beacon_column("data_dropped", |w| measure_own(w).totals()[2].packets);
+    app.add_beacon_column("data_in_flight", |w| measure_own(w).totals()[3].packets);
 }
 
 #[cfg(test)]

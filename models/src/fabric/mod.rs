@@ -281,7 +281,7 @@ pub fn build_fabric<S: SwitchModel>(world: &mut World) {
         }
         world.insert_resource(f);
     }
-    world.insert_resource(Fabric(Arc::new(FabricIndex {
+    let index = Arc::new(FabricIndex {
         topology,
         routes,
         kinds,
@@ -290,7 +290,11 @@ pub fn build_fabric<S: SwitchModel>(world: &mut World) {
         dir_to,
         egress,
         salts,
-    })));
+    });
+    if let Some(plan) = world.get_resource::<crate::shard::ShardPlan>().cloned() {
+        crate::shard::port::install(world, &plan, &index);
+    }
+    world.insert_resource(Fabric(index));
 }
 
 /// The fabric's events: `fabric.arrive`, `fabric.switch_tx` and `fabric.send_pfc`. `FAULTS`: the

@@ -116,10 +116,17 @@ pub fn schedule_starts(world: &mut World) {
     let timeline = *world.resource::<Timeline>();
     let run = world.resource::<FlowsRun>();
     let contract = run.kinds.contract;
-    let mut listen = run.listeners.clone();
+    // In a shard, only the hosts it runs listen and connect.
+    let owns = |h: u32| models::shard::owns(world, h);
+    let mut listen: Vec<u32> = run.listeners.iter().copied().filter(|&h| owns(h)).collect();
     listen.sort_unstable();
     listen.dedup();
-    let connects: Vec<(u32, u32, SourceId)> = run.flows.iter().map(|f| (f.connection, f.flow.src, f.source)).collect();
+    let connects: Vec<(u32, u32, SourceId)> = run
+        .flows
+        .iter()
+        .filter(|f| owns(f.flow.src))
+        .map(|f| (f.connection, f.flow.src, f.source))
+        .collect();
     let mut q = world.resource_mut::<EventQueue>();
     for host in listen {
         contract

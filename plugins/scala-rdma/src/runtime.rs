@@ -207,12 +207,26 @@ pub fn schedule_starts(world: &mut World) {
     let seed = world.resource::<SimulationParameters>().RandomSeed;
     let app = world.resource::<ScalaRdma>();
     let contract = app.kinds.contract;
-    let mut listen: Vec<u32> = app.plan.connections.iter().map(|c| c.responder).collect();
+    // In a shard, only the hosts it runs listen and connect; `sequential` spaces this shard's
+    // own connections over the window (the spec: per simulator process).
+    let owns = |h: u32| models::shard::owns(world, h);
+    let mut listen: Vec<u32> = app
+        .plan
+        .connections
+        .iter()
+        .map(|c| c.responder)
+        .filter(|&h| owns(h))
+        .collect();
     listen.sort_unstable();
     listen.dedup();
     let mut requests = Vec::new();
     for e in &app.entries {
-        let conns: Vec<&ConnectionPlan> = app.plan.connections.iter().filter(|c| c.app == e.index).collect();
+        let conns: Vec<&ConnectionPlan> = app
+            .plan
+            .connections
+            .iter()
+            .filter(|c| c.app == e.index && owns(c.initiator))
+            .collect();
         let ids: Vec<u32> = conns.iter().map(|c| c.id).collect();
         let times = start_times(
             e.config.start_type,

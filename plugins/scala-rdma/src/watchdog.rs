@@ -59,6 +59,10 @@ pub fn check_stalls(world: &mut World) {
         let Some(inst) = world.get::<InitiatorInstance>(e) else {
             continue;
         };
+        // Another shard runs it (and watches it).
+        if !models::shard::owns(world, inst.node) {
+            continue;
+        }
         let look = &mut watch.looks[conn];
         let outstanding = inst.posted > inst.completed;
         let unanswered = inst.established_at.is_none() && inst.requested_at <= now;

@@ -16,6 +16,7 @@ pub mod assemble;
 pub mod interrupt;
 pub mod limits;
 pub mod scenario;
+pub mod shards;
 pub mod summary;
 pub mod switch_choice;
 
@@ -81,10 +82,7 @@ pub fn run_stoppable(
             .collect();
         let manifest = summary::manifest(loaded, &name, &summary, names);
         let path = dir.join(format!("{name}-manifest-0.json"));
-        let json = serde_json::to_string_pretty(&manifest).map_err(std::io::Error::other)?;
-        let mut file = engine::records::create_file(&path).map_err(std::io::Error::other)?;
-        std::io::Write::write_all(&mut file, (json + "\n").as_bytes())
-            .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
+        write_json(&path, &manifest)?;
         files.push(path);
     }
     Ok(Outcome { summary, app, files })
@@ -93,4 +91,12 @@ pub fn run_stoppable(
 /// The output folder or file that `run`'s error could not create, if that is what it is.
 pub fn open_error(e: &std::io::Error) -> Option<&engine::records::OpenError> {
     e.get_ref()?.downcast_ref()
+}
+
+/// Writes `value` as pretty JSON, one line feed at the end.
+pub(crate) fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> std::io::Result<()> {
+    let json = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    let mut file = engine::records::create_file(path).map_err(std::io::Error::other)?;
+    std::io::Write::write_all(&mut file, (json + "\n").as_bytes())
+        .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))
 }

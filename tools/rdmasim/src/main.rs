@@ -66,6 +66,10 @@ enum Command {
         /// Runs even when the estimated rows or memory pass the limits (scenarios/README.md).
         #[arg(long)]
         force: bool,
+        /// Splits the run over N shards on N threads, each writing its own records
+        /// (scenarios/README.md, "Shards"); the results do not depend on N.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+        shards: u32,
     },
     /// Checks a scenario without running it.
     Validate {
@@ -180,6 +184,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             quiet,
             strict,
             force,
+            shards,
         } => {
             let mut loaded = match load(&args) {
                 Ok(l) => l,
@@ -218,18 +223,30 @@ fn dispatch(cli: Cli) -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            let result = rdmasim::run_stoppable(&loaded, &setup, Some(&mut tick), &stop);
+            let result = if shards == 1 {
+                rdmasim::run_stoppable(&loaded, &setup, Some(&mut tick), &stop).map(|o| (o.summary, o.files))
+            } else {
+                let partition = match rdmasim::shards::partition(&loaded, shards) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        eprintln!("rdmasim: --shards {shards}: {e}");
+                        return ExitCode::from(2);
+                    }
+                };
+                rdmasim::shards::run_sharded(&loaded, &setup, partition, Some(&mut tick), &stop)
+                    .map(|o| (o.summary, o.files))
+            };
             if let Some(b) = bar {
                 b.finish_and_clear();
             }
             match result {
-                Ok(o) => {
+                Ok((summary, files)) => {
                     let printed = emit(|out| {
                         if json {
-                            writeln!(out, "{}", serde_json::to_string_pretty(&o.summary).unwrap_or_default())
+                            writeln!(out, "{}", serde_json::to_string_pretty(&summary).unwrap_or_default())
                         } else {
-                            write!(out, "{}", o.summary)?;
-                            for f in &o.files {
+                            write!(out, "{}", summary)?;
+                            for f in &files {
                                 writeln!(out, "wrote {}", f.display())?;
                             }
                             Ok(())
@@ -238,16 +255,16 @@ fn dispatch(cli: Cli) -> ExitCode {
                     if let Err(c) = printed {
                         return c;
                     }
-                    if o.summary.failed() {
+                    if summary.failed() {
                         eprintln!("rdmasim: the run broke conservation (see the summary's violation lines): a bug");
                         return ExitCode::from(1);
                     }
-                    if let Some(i) = &o.summary.interrupted {
+                    if let Some(i) = &summary.interrupted {
                         eprintln!("rdmasim: interrupted by {} at {} s", i.signal, i.at_sim_time_sec);
                         return ExitCode::from(i.exit_code());
                     }
-                    if o.summary.watchdog_failed(&loaded) {
-                        let w = &o.summary.watchdog;
+                    if summary.watchdog_failed(&loaded) {
+                        let w = &summary.watchdog;
                         for s in &w.stalls {
                             eprintln!("rdmasim: watchdog: stalled {s}");
                         }

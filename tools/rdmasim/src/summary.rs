@@ -305,6 +305,17 @@ pub struct ManifestWatchdog<'a> {
 
 /// The manifest of a run of `loaded` named `name` that wrote `files`.
 pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &'a Summary, files: Vec<String>) -> Manifest<'a> {
+    shard_manifest(loaded, name, summary, files, 1)
+}
+
+/// The manifest of one of `shards` shards of a run (`manifest` for one).
+pub fn shard_manifest<'a>(
+    loaded: &'a Loaded,
+    name: &'a str,
+    summary: &'a Summary,
+    files: Vec<String>,
+    shards: u32,
+) -> Manifest<'a> {
     Manifest {
         simulation: name,
         scenario_file: &loaded.file,
@@ -312,7 +323,7 @@ pub fn manifest<'a>(loaded: &'a Loaded, name: &'a str, summary: &'a Summary, fil
         job_id: crate::assemble::job_id(name, loaded),
         seed: loaded.scenario.simulation.RandomSeed,
         version: env!("CARGO_PKG_VERSION"),
-        shards: 1,
+        shards,
         wall_sec: summary.wall_sec,
         events: summary.events,
         files,

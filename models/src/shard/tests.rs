@@ -1,0 +1,56 @@
+use super::*;
+use crate::topology::TopologyConfig;
+
+fn topo(text: &str) -> Topology {
+    let cfg: TopologyConfig = ron::from_str(text).expect("topology");
+    cfg.build().expect("valid")
+}
+
+#[test]
+fn a_leaf_spine_splits_by_leaf_with_its_hosts_and_deals_the_spines() {
+    let t = topo("LeafSpine(leaves: 4, spines: 4, hosts_per_leaf: 4)");
+    let p = Partition::compute(&t, 2).unwrap();
+    assert_eq!(p.hosts_per_shard(&t), vec![8, 8]);
+    for link in &t.links {
+        let (a, b) = (link.a.0, link.b.0);
+        if t.is_host(a) || t.is_host(b) {
+            assert_eq!(p.shard_of[a as usize], p.shard_of[b as usize], "a host with its leaf");
+        }
+    }
+    // 1 us links: the lookahead is one link's delay.
+    assert_eq!(p.lookahead, SimTime::from_us(1));
+    let one = Partition::compute(&t, 1).unwrap();
+    assert!(one.shard_of.iter().all(|&s| s == 0));
+    assert_eq!(one.lookahead, SimTime::MAX, "nothing crosses");
+}
+
+#[test]
+fn a_fat_tree_keeps_each_pod_together() {
+    let t = topo("FatTree(k: 4)");
+    let p = Partition::compute(&t, 4).unwrap();
+    assert_eq!(p.hosts_per_shard(&t), vec![4, 4, 4, 4]);
+    // Every edge and aggregation switch is with the hosts of its pod: only core links cross.
+    for link in &t.links {
+        let (a, b) = (link.a.0 as usize, link.b.0 as usize);
+        let core = |n: usize| t.nodes[n].name.starts_with("core");
+        if p.shard_of[a] != p.shard_of[b] {
+            assert!(core(a) || core(b), "{} - {} crosses", t.nodes[a].name, t.nodes[b].name);
+        }
+    }
+}
+
+#[test]
+fn three_shards_balance_hosts_as_well_as_units_allow() {
+    let t = topo("LeafSpine(leaves: 4, spines: 2, hosts_per_leaf: 4)");
+    let p = Partition::compute(&t, 3).unwrap();
+    assert_eq!(p.hosts_per_shard(&t), vec![8, 4, 4]);
+}
+
+#[test]
+fn a_zero_delay_link_between_shards_is_named() {
+    let t = topo("LeafSpine(leaves: 2, spines: 1, hosts_per_leaf: 2, spine_link: Some((delay: Some(\"0s\"))))");
+    let e = Partition::compute(&t, 2).unwrap_err();
+    assert!(matches!(e, PartitionError::ZeroDelay { .. }), "{e}");
+    assert!(e.to_string().contains("spine0"), "{e}");
+    assert_eq!(Partition::compute(&t, 0).unwrap_err(), PartitionError::NoShards);
+}
