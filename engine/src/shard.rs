@@ -21,7 +21,8 @@ use crate::run::StopCause;
 use crate::time::SimTime;
 use bevy_ecs::prelude::*;
 use std::any::Any;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// A batch of values for one other shard, in the form its `ShardPort` knows.
 pub type Batch = Box<dyn Any + Send>;
@@ -76,8 +77,45 @@ struct Slot {
 /// The slots of every shard, two sets used in turn: a shard fills one set while a slower one
 /// may still be reading the other, and the barrier between two windows keeps them apart.
 struct Shared {
-    barrier: Barrier,
+    barrier: SpinBarrier,
     slots: [Vec<Mutex<Slot>>; 2],
+}
+
+/// A barrier that spins before it yields: windows can be a few microseconds of work apart, and
+/// a futex sleep and wake-up (`std::sync::Barrier`) cost more than that.
+struct SpinBarrier {
+    n: usize,
+    arrived: AtomicUsize,
+    generation: AtomicU64,
+}
+
+impl SpinBarrier {
+    fn new(n: usize) -> Self {
+        SpinBarrier {
+            n,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            // More shards than free cores: let the others run.
+            if spins < 2000 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
 }
 
 /// Shards on threads of one process: they meet at a barrier and pass batches through memory.
@@ -100,7 +138,7 @@ impl ThreadSync {
         assert!(lookahead > SimTime::ZERO, "shards need a lookahead above zero");
         let slots = || (0..n).map(|_| Mutex::new(Slot::default())).collect();
         let shared = Arc::new(Shared {
-            barrier: Barrier::new(n),
+            barrier: SpinBarrier::new(n),
             slots: [slots(), slots()],
         });
         (0..n)
