@@ -83,6 +83,9 @@ enum Command {
         /// text: a table for people; json: one JSON object with hosts, pairs and connections.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Also prints how `run --shards N` splits the fabric (text only).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+        shards: Option<u32>,
     },
     /// Prints the scenario's fabric as Graphviz DOT.
     Topology {
@@ -163,12 +166,27 @@ fn dispatch(cli: Cli) -> ExitCode {
             ),
             Err(c) => c,
         },
-        Command::Plan { args, format } => match load(&args) {
-            Ok(l) => emit(|out| match format {
-                Format::Json => writeln!(out, "{}", l.plan.to_json()),
-                Format::Text => print_plan(out, &l),
-            })
-            .map_or_else(|c| c, |()| ExitCode::SUCCESS),
+        Command::Plan { args, format, shards } => match load(&args) {
+            Ok(l) => {
+                let partition = match shards.map(|n| rdmasim::shards::partition(&l, n)).transpose() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        eprintln!("rdmasim: --shards {}: {e}", shards.unwrap_or(1));
+                        return ExitCode::from(2);
+                    }
+                };
+                emit(|out| match format {
+                    Format::Json => writeln!(out, "{}", l.plan.to_json()),
+                    Format::Text => {
+                        print_plan(out, &l)?;
+                        match &partition {
+                            Some(p) => write!(out, "{}", rdmasim::shards::describe(p, &l.topology)),
+                            None => Ok(()),
+                        }
+                    }
+                })
+                .map_or_else(|c| c, |()| ExitCode::SUCCESS)
+            }
             Err(c) => c,
         },
         Command::Topology { args } => match load(&args) {
@@ -223,6 +241,7 @@ fn dispatch(cli: Cli) -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
+            let mut shard_line = String::new();
             let result = if shards == 1 {
                 rdmasim::run_stoppable(&loaded, &setup, Some(&mut tick), &stop).map(|o| (o.summary, o.files))
             } else {
@@ -233,8 +252,10 @@ fn dispatch(cli: Cli) -> ExitCode {
                         return ExitCode::from(2);
                     }
                 };
-                rdmasim::shards::run_sharded(&loaded, &setup, partition, Some(&mut tick), &stop)
-                    .map(|o| (o.summary, o.files))
+                rdmasim::shards::run_sharded(&loaded, &setup, partition, Some(&mut tick), &stop).map(|o| {
+                    shard_line = rdmasim::shards::figures(&o);
+                    (o.summary, o.files)
+                })
             };
             if let Some(b) = bar {
                 b.finish_and_clear();
@@ -245,7 +266,7 @@ fn dispatch(cli: Cli) -> ExitCode {
                         if json {
                             writeln!(out, "{}", serde_json::to_string_pretty(&summary).unwrap_or_default())
                         } else {
-                            write!(out, "{}", summary)?;
+                            write!(out, "{}{shard_line}", summary)?;
                             for f in &files {
                                 writeln!(out, "wrote {}", f.display())?;
                             }

@@ -196,3 +196,48 @@ fn sub(a: models::fabric::link::Tally, b: models::fabric::link::Tally) -> models
         bytes: a.bytes - b.bytes,
     }
 }
+
+/// The partition as `rdmasim plan --shards N` prints it: each shard's hosts and switches, and
+/// the lookahead.
+pub fn describe(partition: &Partition, topology: &models::topology::Topology) -> String {
+    let crossing = topology
+        .links
+        .iter()
+        .filter(|l| partition.shard_of[l.a.0 as usize] != partition.shard_of[l.b.0 as usize])
+        .count();
+    let lookahead = if partition.lookahead == SimTime::MAX {
+        "none (nothing crosses)".to_string()
+    } else {
+        format!("{} us", partition.lookahead.as_us_f64())
+    };
+    let mut out = format!(
+        "partition: {} shards, {crossing} links between them, lookahead {lookahead}\n",
+        partition.shards
+    );
+    let hosts = partition.hosts_per_shard(topology);
+    for s in 0..partition.shards {
+        let switches: Vec<&str> = (topology.num_hosts..topology.nodes.len())
+            .filter(|&n| partition.shard_of[n] == s)
+            .map(|n| topology.nodes[n].name.as_str())
+            .collect();
+        out += &format!(
+            "  shard {s}: {} hosts, {} switches: {}\n",
+            hosts[s as usize],
+            switches.len(),
+            switches.join(" ")
+        );
+    }
+    out
+}
+
+/// What the shards did, for the line `rdmasim run` prints after the summary: the windows they
+/// met at and the packets that crossed (the figures an efficiency estimate needs).
+pub fn figures(out: &ShardedOutcome) -> String {
+    let windows = out.shard_stats.first().map_or(0, |s| s.windows);
+    let crossed: u64 = out.shard_stats.iter().map(|s| s.sent).sum();
+    format!(
+        "shards          {}: {windows} windows, {crossed} packets crossed ({:.1} per window)\n",
+        out.partition.shards,
+        crossed as f64 / windows.max(1) as f64
+    )
+}

@@ -46,7 +46,9 @@ fn run(loaded: &Loaded, shards: u32) -> (TempDir, rdmasim::summary::Summary) {
 fn shard_files(dir: &TempDir, sim: &str, record: &str) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
     for shard in 0.. {
-        let Ok(text) = std::fs::read_to_string(std::path::Path::new(dir.path()).join(format!("{sim}-{record}-{shard}.csv"))) else {
+        let Ok(text) =
+            std::fs::read_to_string(std::path::Path::new(dir.path()).join(format!("{sim}-{record}-{shard}.csv")))
+        else {
             break;
         };
         let mut lines = text.lines().map(str::to_string);
@@ -70,7 +72,9 @@ fn beacon_sums(dir: &TempDir, sim: &str) -> BTreeMap<String, Vec<u64>> {
     for (_, rows) in shard_files(dir, sim, "beacon") {
         for row in rows {
             let cells: Vec<&str> = row.split(',').collect();
-            let s = sums.entry(cells[2].to_string()).or_insert_with(|| vec![0; cells.len() - 3]);
+            let s = sums
+                .entry(cells[2].to_string())
+                .or_insert_with(|| vec![0; cells.len() - 3]);
             for (acc, v) in s.iter_mut().zip(&cells[3..]) {
                 *acc += v.parse::<u64>().expect("a count");
             }
@@ -90,14 +94,25 @@ fn check_identical(name: &str, sim: &str, overrides: &[&str], record: &str) {
         let files = shard_files(&dir, sim, record);
         assert_eq!(files.len(), shards as usize, "{name}: one {record} file per shard");
         assert!(files.iter().all(|(h, _)| *h == shard_files(&one, sim, record)[0].0));
-        assert!(union(&dir, sim, record) == rows, "{name}: {record} rows differ at {shards} shards");
-        assert_eq!(beacon_sums(&dir, sim), beacon, "{name}: beacon sums differ at {shards} shards");
+        assert!(
+            union(&dir, sim, record) == rows,
+            "{name}: {record} rows differ at {shards} shards"
+        );
+        assert_eq!(
+            beacon_sums(&dir, sim),
+            beacon,
+            "{name}: beacon sums differ at {shards} shards"
+        );
         assert_eq!(
             (summary.events, summary.data_packets, summary.wqes_completed),
             (whole.events, whole.data_packets, whole.wqes_completed),
             "{name}: {shards} shards"
         );
-        assert!(summary.conservation.ok(), "{name}: {:?}", summary.conservation.violations);
+        assert!(
+            summary.conservation.ok(),
+            "{name}: {:?}",
+            summary.conservation.violations
+        );
         assert_eq!(summary.conservation.totals(), whole.conservation.totals());
         assert_eq!(
             summary.pairs.iter().map(|p| (p.wqes, p.bytes)).collect::<Vec<_>>(),
@@ -124,7 +139,12 @@ fn a_fat_tree_gives_the_same_rows_at_any_shard_count() {
 #[test]
 fn the_incast_gives_the_same_rows_at_any_shard_count() {
     // 15 Initiators into one Responder: PFC pauses cross the shards' boundaries too.
-    check_identical("spec-ratios-0.9-0.1", "ratios-0.9-0.1", &["simulation.RunTime=0.002"], "rdma-perf");
+    check_identical(
+        "spec-ratios-0.9-0.1",
+        "ratios-0.9-0.1",
+        &["simulation.RunTime=0.002"],
+        "rdma-perf",
+    );
 }
 
 #[test]
@@ -132,7 +152,10 @@ fn sequential_starts_are_spaced_per_shard() {
     // The spec: `sequential` spaces each process's own connections evenly across the client
     // start window. With 8 connections on 2 shards of 4 Initiators each, each shard's four
     // requests go out at window_start + k x window / 4, k = 0..3.
-    let loaded = load("default", &["simulation.RunTime=0.0005", "applications[0].StartType=sequential"]);
+    let loaded = load(
+        "default",
+        &["simulation.RunTime=0.0005", "applications[0].StartType=sequential"],
+    );
     let dir = TempDir::new("sequential");
     let p = rdmasim::shards::partition(&loaded, 2).expect("partition");
     let out = rdmasim::shards::run_sharded(&loaded, &setup(&dir), p, None, &AtomicUsize::new(0)).expect("run");
@@ -168,5 +191,8 @@ fn a_link_without_delay_between_shards_is_refused_by_name() {
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--shards 2") && err.contains("spine0") && err.contains("zero delay"), "{err}");
+    assert!(
+        err.contains("--shards 2") && err.contains("spine0") && err.contains("zero delay"),
+        "{err}"
+    );
 }
