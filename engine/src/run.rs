@@ -140,13 +140,14 @@ impl App {
         let mut end = opts.stop;
         loop {
             let until = next_tick.min(opts.stop);
-            self.handlers.run(&mut self.world, &mut queue, until.min(window));
             if window < until {
                 // A window ends before the next tick: exchange with the other shards, go on.
+                self.handlers.run_window(&mut self.world, &mut queue, window);
                 let s = sync.as_deref_mut().expect("windows end early only in shards");
                 window = s.sync(&mut self.world, &mut queue, window, next_tick, None).end;
                 continue;
             }
+            self.handlers.run(&mut self.world, &mut queue, until);
             if next_tick > opts.stop {
                 break;
             }
