@@ -36,6 +36,10 @@ pub trait ShardPort: Send + Sync + 'static {
     fn collect(&mut self, queue: &mut EventQueue, out: &mut [Option<Batch>]) -> (SimTime, u64);
     /// Puts a batch another shard's counterpart collected into `queue`.
     fn deliver(&mut self, queue: &mut EventQueue, batch: Batch);
+    /// A batch as bytes, for shards in other processes (`decode` reads them back).
+    fn encode(&self, batch: Batch) -> Vec<u8>;
+    /// The batch `encode` wrote; `None` for bytes it did not write.
+    fn decode(&self, bytes: &[u8]) -> Option<Batch>;
 }
 
 /// The shard ports of a world, in registration order.

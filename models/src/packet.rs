@@ -32,6 +32,26 @@ pub enum PacketKind {
     Cnp,
 }
 
+impl PacketKind {
+    /// Every kind, in discriminant order.
+    pub const ALL: [PacketKind; 9] = [
+        PacketKind::Data,
+        PacketKind::Ack,
+        PacketKind::Nak,
+        PacketKind::ConnectRequest,
+        PacketKind::ConnectResponse,
+        PacketKind::ConnectAck,
+        PacketKind::Pfc,
+        PacketKind::Probe,
+        PacketKind::Cnp,
+    ];
+
+    /// The kind whose discriminant (`kind as u8`) is `v`.
+    pub fn from_u8(v: u8) -> Option<PacketKind> {
+        Self::ALL.get(v as usize).copied()
+    }
+}
+
 /// ECN codepoints in the IPv4 header.
 pub mod ecn {
     /// Not ECN-capable.

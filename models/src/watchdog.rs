@@ -49,7 +49,7 @@ impl Default for WatchdogConfig {
 }
 
 /// A connection that made no progress for `StallTimeout`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StalledConnection {
     /// The connection's id.
     pub connection: u32,
@@ -66,7 +66,7 @@ pub struct StalledConnection {
     /// The traffic class of its data.
     pub class: u8,
     /// `setup`: its connection request was never answered; `data`: WQEs outstanding.
-    pub phase: &'static str,
+    pub phase: String,
     /// WQEs posted so far.
     pub posted: u64,
     /// WQEs completed so far.
@@ -83,7 +83,7 @@ pub struct StalledConnection {
 }
 
 /// One port of a PFC deadlock's cycle: `switch`'s egress `port` toward `toward` is paused.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PausedPort {
     /// The switch's name.
     pub switch: String,
@@ -96,7 +96,7 @@ pub struct PausedPort {
 }
 
 /// A cycle of paused switch ports in one class, each waiting for the next.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PfcDeadlock {
     /// The traffic class.
     pub class: u8,
@@ -109,7 +109,7 @@ pub struct PfcDeadlock {
 }
 
 /// What the watchdog found, in the order found. Empty on a healthy run.
-#[derive(Resource, Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Resource, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct WatchdogReport {
     /// Connections that stalled.
     pub stalls: Vec<StalledConnection>,
@@ -126,7 +126,7 @@ impl WatchdogReport {
 
 impl std::fmt::Display for StalledConnection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let what = match self.phase {
+        let what = match self.phase.as_str() {
             "setup" => "its connection request is unanswered".to_string(),
             _ => format!(
                 "{} WQEs outstanding ({} posted, {} completed)",

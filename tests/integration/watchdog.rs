@@ -56,7 +56,7 @@ fn a_connection_that_can_never_deliver_is_named_in_the_summary_and_the_manifest(
         (1, 2, 3, 0, 2)
     );
     assert_eq!((s.initiator_name.as_str(), s.responder_name.as_str()), ("h2", "h3"));
-    assert_eq!((s.phase, s.posted, s.completed), ("data", 10, 0));
+    assert_eq!((s.phase.as_str(), s.posted, s.completed), ("data", 10, 0));
     assert!(s.resumed_sec.is_none());
     // Data starts at the end of the client window, 0.003 s; the first look that sees the WQEs
     // outstanding is the 0.004 s tick, and 0.005 s later the 0.009 s tick reports it.
@@ -113,7 +113,7 @@ fn a_connection_request_that_is_never_answered_is_named_in_setup() {
     let w = rdmasim::run(&loaded, &setup, None).expect("runs").summary.watchdog;
     assert_eq!(w.stalls.len(), 1, "{w:?}");
     let s = &w.stalls[0];
-    assert_eq!((s.connection, s.phase, s.posted), (1, "setup", 0));
+    assert_eq!((s.connection, s.phase.as_str(), s.posted), (1, "setup", 0));
     // Charged from the request itself; the first look at or past 0.002 + 0.005 s reports it.
     assert_eq!((s.since_sec, s.detected_sec), (0.002, 0.007));
     assert!(s.qp_state.starts_with("Initiator QP 0: ready false"), "{}", s.qp_state);

@@ -43,7 +43,7 @@ pub struct Delivered(pub [Tally; 8]);
 pub struct FaultDrops(pub [Tally; 8]);
 
 /// One traffic class's balance.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ClassBalance {
     /// The traffic class.
     pub class: u8,
@@ -84,7 +84,7 @@ impl ClassBalance {
 }
 
 /// The run's conservation figures and the verdict.
-#[derive(Resource, Clone, Debug, Default, Serialize)]
+#[derive(Resource, Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Conservation {
     /// Every class that carried data, in class order.
     pub classes: Vec<ClassBalance>,

@@ -45,7 +45,7 @@ pub struct LinkDirection {
 }
 
 /// A count of packets and their bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tally {
     /// Packets counted.
     pub packets: u64,

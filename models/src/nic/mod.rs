@@ -247,7 +247,7 @@ impl DeliveredInWindow {
 
 /// What the NICs lost or resent, summed over hosts: the NIC's side of the run's conservation
 /// figures (the fabric counts the rest). NICs add to it in the `Finish` phase.
-#[derive(Resource, Clone, Copy, Default, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Resource, Clone, Copy, Default, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NicLosses {
     /// Data delivered to a NIC that found its receive pool full (the NIC's PFC came too late).
     pub receive_drops: u64,

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 /// Data packets that crossed between this shard and others, per class: the conservation check
 /// of one shard counts those it received as sent to it and those it shipped as in flight.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Crossed {
     /// Shipped to other shards.
     pub out: [Tally; 8],
@@ -30,6 +30,10 @@ impl CrossedPackets {
         *self.0.lock().expect("crossed packets")
     }
 }
+
+/// One crossing packet as bytes: direction, arrival, flow, sent_at, seven `u32` fields and five
+/// bytes (kind, opcode, class, ECN, AckReq), little-endian.
+const WIRE_BYTES: usize = 4 + 8 + 8 + 8 + 7 * 4 + 5;
 
 /// Packets for one shard: `(direction, arrival, packet)`, each direction's in its order.
 type Packets = Vec<(u32, SimTime, Packet)>;
@@ -80,6 +84,52 @@ impl ShardPort for FabricPort {
             }
         }
         (earliest, n)
+    }
+
+    fn encode(&self, batch: Batch) -> Vec<u8> {
+        let packets = batch.downcast::<Packets>().expect("a batch from the fabric's port");
+        let mut out = Vec::with_capacity(packets.len() * WIRE_BYTES);
+        for (dir, at, p) in packets.iter() {
+            out.extend_from_slice(&dir.to_le_bytes());
+            out.extend_from_slice(&at.ps().to_le_bytes());
+            out.extend_from_slice(&p.flow.to_le_bytes());
+            out.extend_from_slice(&p.sent_at.ps().to_le_bytes());
+            for v in [p.src, p.dst, p.qp, p.psn, p.bytes, p.payload, p.aux] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            out.extend_from_slice(&[p.kind as u8, p.opcode, p.class, p.ecn, p.ack_req as u8]);
+        }
+        out
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Option<Batch> {
+        if !bytes.len().is_multiple_of(WIRE_BYTES) {
+            return None;
+        }
+        let mut packets: Packets = Vec::with_capacity(bytes.len() / WIRE_BYTES);
+        for b in bytes.chunks_exact(WIRE_BYTES) {
+            let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+            let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+            let w = |k: usize| u32_at(28 + 4 * k);
+            let p = Packet {
+                flow: u64_at(12),
+                sent_at: SimTime(u64_at(20)),
+                src: w(0),
+                dst: w(1),
+                qp: w(2),
+                psn: w(3),
+                bytes: w(4),
+                payload: w(5),
+                aux: w(6),
+                kind: PacketKind::from_u8(b[56])?,
+                opcode: b[57],
+                class: b[58],
+                ecn: b[59],
+                ack_req: b[60] != 0,
+            };
+            packets.push((u32_at(0), SimTime(u64_at(4)), p));
+        }
+        Some(Box::new(packets))
     }
 
     fn deliver(&mut self, queue: &mut EventQueue, batch: Batch) {

@@ -54,3 +54,47 @@ fn a_zero_delay_link_between_shards_is_named() {
     assert!(e.to_string().contains("spine0"), "{e}");
     assert_eq!(Partition::compute(&t, 0).unwrap_err(), PartitionError::NoShards);
 }
+
+#[test]
+fn crossing_packets_survive_bytes_field_for_field() {
+    use super::port::{CrossedPackets, FabricPort};
+    use crate::packet::{Packet, PacketKind};
+    use engine::shard::ShardPort;
+    for (i, k) in PacketKind::ALL.iter().enumerate() {
+        assert_eq!(*k as usize, i, "ALL is in discriminant order");
+    }
+    let mut q = engine::event::EventQueue::new();
+    let key = q.add_channel_type::<Packet>();
+    let port = FabricPort::new(key, Vec::new(), &CrossedPackets::default());
+    let packets: Vec<(u32, SimTime, Packet)> = PacketKind::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, &kind)| {
+            let n = i as u32 + 1;
+            let p = Packet {
+                flow: u64::MAX - n as u64,
+                sent_at: SimTime(1_000_003 * n as u64),
+                src: n,
+                dst: 2 * n,
+                qp: 3 * n,
+                psn: u32::MAX - n,
+                bytes: 4154,
+                payload: 4096,
+                aux: 7 * n,
+                kind,
+                opcode: n as u8,
+                class: (n % 8) as u8,
+                ecn: (n % 4) as u8,
+                ack_req: n.is_multiple_of(2),
+            };
+            (n * 11, SimTime(5_000_000 + n as u64), p)
+        })
+        .collect();
+    let bytes = port.encode(Box::new(packets.clone()));
+    let back = port.decode(&bytes).expect("decodes");
+    assert_eq!(
+        *back.downcast::<Vec<(u32, SimTime, Packet)>>().expect("packets"),
+        packets
+    );
+    assert!(port.decode(&bytes[1..]).is_none(), "a cut batch is refused");
+}

@@ -111,7 +111,7 @@ pub fn check_stalls(world: &mut World) {
                 responder_name: name(inst.responder),
                 index: inst.index,
                 class: inst.class,
-                phase: if *unanswered { "setup" } else { "data" },
+                phase: if *unanswered { "setup" } else { "data" }.to_string(),
                 posted: inst.posted,
                 completed: inst.completed,
                 since_sec: since.as_secs_f64(),

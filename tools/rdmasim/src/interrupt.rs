@@ -24,7 +24,7 @@ pub fn install() -> std::io::Result<StopFlag> {
 }
 
 /// Where a run stopped because of a signal: the manifest's and the summary's `interrupted`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Interrupted {
     /// "SIGINT" or "SIGTERM".
     pub signal: String,

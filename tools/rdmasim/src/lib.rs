@@ -15,6 +15,8 @@
 pub mod assemble;
 pub mod interrupt;
 pub mod limits;
+#[cfg(feature = "mpi")]
+pub mod mpi_shard;
 pub mod scenario;
 pub mod shards;
 pub mod summary;

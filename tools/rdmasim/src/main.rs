@@ -242,6 +242,28 @@ fn dispatch(cli: Cli) -> ExitCode {
                 }
             };
             let mut shard_line = String::new();
+            // Started by `mpirun` with several ranks: one shard each (feature `mpi`).
+            #[cfg(feature = "mpi")]
+            if let Some((_universe, comm)) = rdmasim::mpi_shard::ranks() {
+                use mpi::traits::Communicator;
+                let n = comm.size() as u32;
+                if shards != 1 {
+                    eprintln!("rdmasim: --shards: under mpirun each rank is one shard; leave --shards out");
+                    return ExitCode::from(2);
+                }
+                let partition = match rdmasim::shards::partition(&loaded, n) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        eprintln!("rdmasim: mpirun -n {n}: {e}");
+                        return ExitCode::from(2);
+                    }
+                };
+                let result = rdmasim::mpi_shard::run_rank(&comm, &loaded, &setup, partition, Some(&mut tick), &stop);
+                if let Some(b) = bar {
+                    b.finish_and_clear();
+                }
+                return finish_run(result, &loaded, json, comm.rank() != 0, "");
+            }
             let result = if shards == 1 {
                 rdmasim::run_stoppable(&loaded, &setup, Some(&mut tick), &stop).map(|o| (o.summary, o.files))
             } else {
@@ -260,55 +282,71 @@ fn dispatch(cli: Cli) -> ExitCode {
             if let Some(b) = bar {
                 b.finish_and_clear();
             }
-            match result {
-                Ok((summary, files)) => {
-                    let printed = emit(|out| {
-                        if json {
-                            writeln!(out, "{}", serde_json::to_string_pretty(&summary).unwrap_or_default())
-                        } else {
-                            write!(out, "{}{shard_line}", summary)?;
-                            for f in &files {
-                                writeln!(out, "wrote {}", f.display())?;
-                            }
-                            Ok(())
-                        }
-                    });
-                    if let Err(c) = printed {
-                        return c;
-                    }
-                    if summary.failed() {
-                        eprintln!("rdmasim: the run broke conservation (see the summary's violation lines): a bug");
-                        return ExitCode::from(1);
-                    }
-                    if let Some(i) = &summary.interrupted {
-                        eprintln!("rdmasim: interrupted by {} at {} s", i.signal, i.at_sim_time_sec);
-                        return ExitCode::from(i.exit_code());
-                    }
-                    if summary.watchdog_failed(&loaded) {
-                        let w = &summary.watchdog;
-                        for s in &w.stalls {
-                            eprintln!("rdmasim: watchdog: stalled {s}");
-                        }
-                        for d in &w.deadlocks {
-                            eprintln!("rdmasim: watchdog: {d}");
-                        }
-                        return ExitCode::from(1);
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => match rdmasim::open_error(&e) {
-                    // The output folder or a file in it: where the user pointed `--out`.
-                    Some(o) => {
-                        eprintln!("rdmasim: --out: {o}");
-                        ExitCode::from(2)
-                    }
-                    None => {
-                        eprintln!("rdmasim: {e}");
-                        ExitCode::from(1)
-                    }
-                },
-            }
+            finish_run(result, &loaded, json, false, &shard_line)
         }
+    }
+}
+
+/// Prints a run's summary and files (not on MPI ranks other than 0) and picks the exit code.
+fn finish_run(
+    result: std::io::Result<(rdmasim::summary::Summary, Vec<PathBuf>)>,
+    loaded: &Loaded,
+    json: bool,
+    quiet_rank: bool,
+    shard_line: &str,
+) -> ExitCode {
+    match result {
+        Ok((summary, files)) => {
+            // Under mpirun, rank 0 prints the whole run's summary; the other ranks stay quiet.
+            let printed = if quiet_rank {
+                Ok(())
+            } else {
+                emit(|out| {
+                    if json {
+                        writeln!(out, "{}", serde_json::to_string_pretty(&summary).unwrap_or_default())
+                    } else {
+                        write!(out, "{}{shard_line}", summary)?;
+                        for f in &files {
+                            writeln!(out, "wrote {}", f.display())?;
+                        }
+                        Ok(())
+                    }
+                })
+            };
+            if let Err(c) = printed {
+                return c;
+            }
+            if summary.failed() {
+                eprintln!("rdmasim: the run broke conservation (see the summary's violation lines): a bug");
+                return ExitCode::from(1);
+            }
+            if let Some(i) = &summary.interrupted {
+                eprintln!("rdmasim: interrupted by {} at {} s", i.signal, i.at_sim_time_sec);
+                return ExitCode::from(i.exit_code());
+            }
+            if summary.watchdog_failed(loaded) {
+                let w = &summary.watchdog;
+                for s in &w.stalls {
+                    eprintln!("rdmasim: watchdog: stalled {s}");
+                }
+                for d in &w.deadlocks {
+                    eprintln!("rdmasim: watchdog: {d}");
+                }
+                return ExitCode::from(1);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => match rdmasim::open_error(&e) {
+            // The output folder or a file in it: where the user pointed `--out`.
+            Some(o) => {
+                eprintln!("rdmasim: --out: {o}");
+                ExitCode::from(2)
+            }
+            None => {
+                eprintln!("rdmasim: {e}");
+                ExitCode::from(1)
+            }
+        },
     }
 }
 

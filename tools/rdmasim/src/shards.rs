@@ -49,23 +49,9 @@ pub fn run_sharded(
 ) -> std::io::Result<ShardedOutcome> {
     let partition = Arc::new(partition);
     let n = partition.shards;
-    let name = setup.simulation_name(loaded).to_string();
-    let mut apps = Vec::with_capacity(n as usize);
-    for me in 0..n {
-        let mut app = build_app(loaded, setup)?;
-        let info = app.world.resource::<RunInfo>().clone();
-        app.insert_resource(RunInfo {
-            shard: me,
-            shards: n,
-            ..info
-        });
-        app.insert_resource(Records::new(setup.output.clone(), &name, me, setup.clock.clone())?);
-        app.insert_resource(ShardPlan {
-            me,
-            partition: partition.clone(),
-        });
-        apps.push(app);
-    }
+    let mut apps = (0..n)
+        .map(|me| build_shard(loaded, setup, &partition, me))
+        .collect::<std::io::Result<Vec<App>>>()?;
     let opts = RunOptions {
         stop: loaded.timeline.stop,
         beacon_interval: loaded.timeline.beacon_interval,
@@ -77,29 +63,7 @@ pub fn run_sharded(
     let mut summaries = Vec::with_capacity(apps.len());
     let mut files = Vec::new();
     for (me, (app, (stats, _))) in apps.iter_mut().zip(&results).enumerate() {
-        if let Some(e) = app.world.resource_mut::<Records>().take_open_error() {
-            return Err(std::io::Error::other(e));
-        }
-        let mut s = summary::summarize(&mut app.world, &name, stats);
-        let records = app.world.resource::<Records>();
-        if let Some(e) = records.error() {
-            return Err(std::io::Error::other(e.to_string()));
-        }
-        if let Some(StopCause::Flag(sig)) = stats.stopped {
-            s.interrupted = Some(crate::interrupt::Interrupted::new(sig, stats.sim_time.as_secs_f64()));
-        }
-        let mut written: Vec<PathBuf> = records.paths().into_iter().map(|p| p.to_path_buf()).collect();
-        if let engine::records::Output::Folder(dir) = &setup.output {
-            let names = written
-                .iter()
-                .filter_map(|p| p.file_name())
-                .map(|n| n.to_string_lossy().into_owned())
-                .collect();
-            let manifest = summary::shard_manifest(loaded, &name, &s, names, n);
-            let path = dir.join(format!("{name}-manifest-{me}.json"));
-            crate::write_json(&path, &manifest)?;
-            written.push(path);
-        }
+        let (s, written) = finish_shard(loaded, setup, app, stats, n, me as u32)?;
         files.extend(written);
         summaries.push(s);
     }
@@ -112,11 +76,7 @@ pub fn run_sharded(
                 .unwrap_or_default()
         })
         .collect();
-    let mut whole = merge(&summaries, &crossed);
-    whole.wall_sec = wall.as_secs_f64();
-    let secs = whole.wall_sec.max(1e-9);
-    whole.events_per_sec = whole.events as f64 / secs;
-    whole.data_packets_per_wall_sec = whole.data_packets as f64 / secs;
+    let whole = merge(&summaries, &crossed, wall);
     Ok(ShardedOutcome {
         summary: whole,
         shard_summaries: summaries,
@@ -127,11 +87,66 @@ pub fn run_sharded(
     })
 }
 
+/// Shard `me` of `partition`'s world, with its records and run info.
+pub fn build_shard(loaded: &Loaded, setup: &RunSetup, partition: &Arc<Partition>, me: u32) -> std::io::Result<App> {
+    let name = setup.simulation_name(loaded).to_string();
+    let mut app = build_app(loaded, setup)?;
+    let info = app.world.resource::<RunInfo>().clone();
+    app.insert_resource(RunInfo {
+        shard: me,
+        shards: partition.shards,
+        ..info
+    });
+    app.insert_resource(Records::new(setup.output.clone(), &name, me, setup.clock.clone())?);
+    app.insert_resource(ShardPlan {
+        me,
+        partition: partition.clone(),
+    });
+    Ok(app)
+}
+
+/// After shard `me`'s run: its summary, and its manifest written beside its records.
+pub fn finish_shard(
+    loaded: &Loaded,
+    setup: &RunSetup,
+    app: &mut App,
+    stats: &RunStats,
+    shards: u32,
+    me: u32,
+) -> std::io::Result<(Summary, Vec<PathBuf>)> {
+    let name = setup.simulation_name(loaded).to_string();
+    if let Some(e) = app.world.resource_mut::<Records>().take_open_error() {
+        return Err(std::io::Error::other(e));
+    }
+    let mut s = summary::summarize(&mut app.world, &name, stats);
+    let records = app.world.resource::<Records>();
+    if let Some(e) = records.error() {
+        return Err(std::io::Error::other(e.to_string()));
+    }
+    if let Some(StopCause::Flag(sig)) = stats.stopped {
+        s.interrupted = Some(crate::interrupt::Interrupted::new(sig, stats.sim_time.as_secs_f64()));
+    }
+    let mut written: Vec<PathBuf> = records.paths().into_iter().map(|p| p.to_path_buf()).collect();
+    if let engine::records::Output::Folder(dir) = &setup.output {
+        let names = written
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        let manifest = summary::shard_manifest(loaded, &name, &s, names, shards);
+        let path = dir.join(format!("{name}-manifest-{me}.json"));
+        crate::write_json(&path, &manifest)?;
+        written.push(path);
+    }
+    Ok((s, written))
+}
+
 /// The whole run's summary from its shards': counts add up, each pair's figures are the sum of
 /// its Initiator's shard's and its Responder's shard's, and the packets that crossed between
 /// shards are counted once (each shard's balance counts them as sent to it or in flight).
-fn merge(parts: &[Summary], crossed: &[models::shard::port::Crossed]) -> Summary {
+pub fn merge(parts: &[Summary], crossed: &[models::shard::port::Crossed], wall: std::time::Duration) -> Summary {
     let mut whole = parts[0].clone();
+    whole.wall_sec = wall.as_secs_f64();
     for p in &parts[1..] {
         whole.events += p.events;
         whole.data_packets += p.data_packets;
@@ -154,6 +169,9 @@ fn merge(parts: &[Summary], crossed: &[models::shard::port::Crossed]) -> Summary
         whole.watchdog.deadlocks.extend(p.watchdog.deadlocks.iter().cloned());
     }
     whole.conservation = merge_conservation(parts.iter().map(|p| &p.conservation), crossed);
+    let secs = whole.wall_sec.max(1e-9);
+    whole.events_per_sec = whole.events as f64 / secs;
+    whole.data_packets_per_wall_sec = whole.data_packets as f64 / secs;
     whole
 }
 

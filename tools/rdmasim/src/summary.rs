@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// One Initiator-Responder pair's goodput in the recording window.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PairGoodput {
     /// The Initiator's host id.
     pub initiator: u32,
@@ -28,7 +28,7 @@ pub struct PairGoodput {
 }
 
 /// What a run did: printed at its end, and the core of its manifest.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Summary {
     /// The run's name.
     pub simulation: String,

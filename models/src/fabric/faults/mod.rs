@@ -21,7 +21,7 @@ use engine::rng::{SimRng, stream, unit_f64};
 use serde::Serialize;
 
 /// What the injected faults dropped, published whenever the event loop pauses.
-#[derive(Resource, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct FaultCounters {
     /// RDMA data packets lost, per traffic class (also `FaultDrops`, for the balance).
     pub data: [Tally; 8],
