@@ -16,6 +16,7 @@ pub mod assemble;
 pub mod interrupt;
 pub mod limits;
 pub mod scenario;
+pub mod service;
 pub mod summary;
 pub mod switch_choice;
 

@@ -20,6 +20,8 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod serve_cli;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "rdmasim",
@@ -66,6 +68,10 @@ enum Command {
         /// Runs even when the estimated rows or memory pass the limits (scenarios/README.md).
         #[arg(long)]
         force: bool,
+        /// Run under `rdmasim serve`: progress lines on standard error, and a stop (as by
+        /// SIGTERM) when standard input closes.
+        #[arg(long, hide = true)]
+        supervised: bool,
     },
     /// Checks a scenario without running it.
     Validate {
@@ -85,6 +91,8 @@ enum Command {
         #[command(flatten)]
         args: ScenarioArgs,
     },
+    /// Serves the results API: configurations, simulations and their records over HTTP.
+    Serve(serve_cli::ServeArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -167,6 +175,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             .map_or_else(|c| c, |()| ExitCode::SUCCESS),
             Err(c) => c,
         },
+        Command::Serve(args) => serve_cli::serve(args),
         Command::Topology { args } => match load(&args) {
             Ok(l) => emit(|out| write!(out, "{}", models::topology::dot::to_dot(&l.topology)))
                 .map_or_else(|c| c, |()| ExitCode::SUCCESS),
@@ -180,6 +189,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             quiet,
             strict,
             force,
+            supervised,
         } => {
             let mut loaded = match load(&args) {
                 Ok(l) => l,
@@ -205,7 +215,11 @@ fn dispatch(cli: Cli) -> ExitCode {
                 clock: WallClock::from_env(),
             };
             let bar = (!quiet && std::io::stderr().is_terminal()).then(|| progress_bar(loaded.timeline.stop.ps()));
+            let stop_sec = loaded.timeline.stop.as_secs_f64();
             let mut tick = |t: engine::SimTime, events: u64| {
+                if supervised {
+                    eprintln!("rdmasim-progress {} {stop_sec}", t.as_secs_f64());
+                }
                 if let Some(b) = &bar {
                     b.set_position(t.ps());
                     b.set_message(format!("{events} events"));
@@ -218,6 +232,9 @@ fn dispatch(cli: Cli) -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
+            if supervised {
+                rdmasim::interrupt::stop_when_stdin_closes(&stop);
+            }
             let result = rdmasim::run_stoppable(&loaded, &setup, Some(&mut tick), &stop);
             if let Some(b) = bar {
                 b.finish_and_clear();
