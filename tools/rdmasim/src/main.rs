@@ -218,7 +218,8 @@ fn dispatch(cli: Cli) -> ExitCode {
             let stop_sec = loaded.timeline.stop.as_secs_f64();
             let mut tick = |t: engine::SimTime, events: u64| {
                 if supervised {
-                    eprintln!("rdmasim-progress {} {stop_sec}", t.as_secs_f64());
+                    // The server may be gone (stderr closed): stdin's end stops the run, not this.
+                    writeln!(std::io::stderr(), "rdmasim-progress {} {stop_sec}", t.as_secs_f64()).ok();
                 }
                 if let Some(b) = &bar {
                     b.set_position(t.ps());

@@ -11,7 +11,10 @@ fn openapi_describes_exactly_the_routes_served() {
     let mut described = BTreeSet::new();
     for (path, ops) in doc["paths"].as_object().expect("paths") {
         for (method, op) in ops.as_object().expect("operations") {
-            let open = op.get("security").and_then(|s| s.as_array()).is_some_and(|s| s.is_empty());
+            let open = op
+                .get("security")
+                .and_then(|s| s.as_array())
+                .is_some_and(|s| s.is_empty());
             described.insert((method.to_uppercase(), path.clone(), !open));
         }
     }

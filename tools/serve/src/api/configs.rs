@@ -37,6 +37,21 @@ async fn load(s: &AppState, id: &str) -> Result<db::ConfigRow, ApiError> {
         .ok_or_else(|| ApiError::not_found("configuration"))
 }
 
+/// The first parameter of `patch` that the loader refuses on its own, for an error that does not
+/// name its field (a RON syntax error inside the value).
+async fn blame(s: &AppState, c: &db::ConfigRow, patch: &Map<String, Value>) -> Result<Option<&'static str>, ApiError> {
+    for (name, value) in patch.iter().filter(|(_, v)| !v.is_null()) {
+        let one = Map::from_iter([(name.clone(), value.clone())]);
+        let Ok(merged) = params::merge(&c.parameters, &one) else {
+            continue;
+        };
+        if check(s, c.scenario.clone(), params::overrides(&merged)).await?.is_err() {
+            return Ok(params::PARAMETERS.iter().copied().find(|p| p == name));
+        }
+    }
+    Ok(None)
+}
+
 /// `GET /api/v1/configurations/{config_id}`.
 pub async fn get(State(s): State<AppState>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
     let c = load(&s, &id).await?;
@@ -61,7 +76,10 @@ pub async fn patch(
         .map_err(|BadParameter { parameter, message }| ApiError::bad_request(message).with("parameter", parameter))?;
     let overrides = params::overrides(&merged);
     if let Err(r) = check(&s, c.scenario.clone(), overrides.clone()).await? {
-        let parameter = r.field.as_deref().and_then(params::parameter_of);
+        let mut parameter = r.field.as_deref().and_then(params::parameter_of);
+        if parameter.is_none() {
+            parameter = blame(&s, &c, &patch).await?;
+        }
         let mut e = rejected(r);
         if let Some(p) = parameter {
             e = e.with("parameter", p);
