@@ -69,6 +69,15 @@ fn a_server_killed_mid_run_restarts_consistent() {
     server.kill();
 
     let server = Server::start(&server.data.clone(), &[]);
+    // One server per data directory: a second one is refused, and changes nothing.
+    let second = std::process::Command::new(env!("CARGO_BIN_EXE_rdmasim"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&server.data)
+        .env("RDMASIM_API_TOKEN", crate::server::TOKEN)
+        .output()
+        .expect("run a second server");
+    assert_eq!(second.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("another server"));
     let s = server.status(cut);
     assert_eq!(s["status"], "failed", "{s}");
     assert!(s["message"].as_str().unwrap().contains("server stopped"), "{s}");

@@ -185,7 +185,23 @@ pub async fn serve(
         let what = what.display().to_string();
         move |e| ServeError::Io(what, e)
     };
+    if let Some(u) = &config.public_url
+        && !(u.starts_with("http://") || u.starts_with("https://"))
+    {
+        return Err(ServeError::Setting(format!(
+            "--public-url {u}: an http:// or https:// URL"
+        )));
+    }
     let layout = Layout::create(&config.data).map_err(io(&config.data))?;
+    // Two servers on one data directory would fail each other's runs at start: one at a time.
+    let lock_path = layout.root.join("serve.lock");
+    let lock = std::fs::File::create(&lock_path).map_err(io(&lock_path))?;
+    if lock.try_lock().is_err() {
+        return Err(ServeError::Setting(format!(
+            "--data {}: another server is using it",
+            layout.root.display()
+        )));
+    }
     let db = Db::open(&layout.database())?;
     let completed = db.call_blocking(db::recover)?;
     layout.clean(&completed).map_err(io(&layout.root))?;
@@ -227,6 +243,7 @@ pub async fn serve(
         w.abort();
     }
     db.call_blocking(db::recover)?;
+    drop(lock);
     served.map_err(|e| ServeError::Io("serving".into(), e))
 }
 
