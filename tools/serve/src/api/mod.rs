@@ -155,7 +155,9 @@ async fn require_token(State(s): State<AppState>, req: Request, next: Next) -> R
     let given = req
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+        .map(|v| v.as_bytes())
+        // The scheme's name is case-insensitive (RFC 7235); the token is not.
+        .and_then(|v| (v.len() > 7 && v[..7].eq_ignore_ascii_case(b"bearer ")).then(|| &v[7..]))
         .unwrap_or_default();
     // Hashing both first makes the comparison length-independent too.
     use sha2::Digest;

@@ -14,6 +14,8 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+type Json = axum::Json<Value>;
+
 /// The list's query: `?type=csv`.
 #[derive(serde::Deserialize)]
 pub struct ListQuery {
@@ -66,8 +68,6 @@ pub async fn list(
         json!({ "sim_id": id, "status": status.as_str(), "results": results }),
     ))
 }
-
-type Json = axum::Json<Value>;
 
 fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
