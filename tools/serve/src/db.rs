@@ -96,14 +96,25 @@ CREATE TABLE IF NOT EXISTS result_files (
 
 /// The connection, shared; every call runs on tokio's blocking pool.
 #[derive(Clone)]
-pub struct Db(Arc<Mutex<Connection>>);
+pub struct Db {
+    conn: Arc<Mutex<Connection>>,
+    /// Calls waiting on a blocking thread at once: the connection serves one at a time anyway,
+    /// so a burst of requests waits here instead of taking hundreds of threads.
+    slots: Arc<tokio::sync::Semaphore>,
+}
 
 impl Db {
+    /// Blocking threads that may wait on the connection at once.
+    const SLOTS: usize = 4;
+
     /// Opens (or creates) the database and its tables.
     pub fn open(path: &Path) -> rusqlite::Result<Db> {
         let c = Connection::open(path)?;
         c.execute_batch(SCHEMA)?;
-        Ok(Db(Arc::new(Mutex::new(c))))
+        Ok(Db {
+            conn: Arc::new(Mutex::new(c)),
+            slots: Arc::new(tokio::sync::Semaphore::new(Self::SLOTS)),
+        })
     }
 
     /// Runs `f` with the connection, off the async threads.
@@ -111,16 +122,18 @@ impl Db {
         &self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<R> + Send + 'static,
     ) -> rusqlite::Result<R> {
+        let as_error = |e: Box<dyn std::error::Error + Send + Sync>| rusqlite::Error::ToSqlConversionFailure(e);
+        let _slot = self.slots.acquire().await.map_err(|e| as_error(Box::new(e)))?;
         let db = self.clone();
         tokio::task::spawn_blocking(move || db.call_blocking(f))
             .await
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?
+            .map_err(|e| as_error(Box::new(e)))?
     }
 
     /// Runs `f` with the connection on this thread.
     pub fn call_blocking<R>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<R>) -> rusqlite::Result<R> {
         // A panic while holding the lock leaves SQLite consistent (transactions roll back).
-        let mut c = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut c = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut c)
     }
 }
