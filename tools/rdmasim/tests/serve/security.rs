@@ -214,21 +214,8 @@ fn the_server_refuses_to_start_without_a_token() {
     let o = run(&[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("RDMASIM_API_TOKEN"));
-    // Insecure is for loopback only.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rdmasim"))
-        .args([
-            "serve",
-            "--listen",
-            "0.0.0.0:0",
-            "--insecure-no-auth",
-            "--data",
-            data.path(),
-        ])
-        .env_remove("RDMASIM_API_TOKEN")
-        .output()
-        .expect("run rdmasim serve");
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("loopback"));
+    // `--insecure-no-auth` off loopback is refused by `resolve_auth`'s unit test: no test here
+    // ever asks a server to listen anywhere but 127.0.0.1.
     let empty = data.0.join("empty-token");
     std::fs::write(&empty, "\n").unwrap();
     let o = run(&["--token-file", empty.to_str().unwrap()]);
