@@ -139,3 +139,35 @@ fn cancelling_stops_a_run() {
     assert!(server.results(sim, "").is_empty());
     assert_eq!(std::fs::read_dir(server.data.join("results")).unwrap().count(), 1);
 }
+
+/// SIGTERM stops the server (exit 0) with its in-flight run failed as on a restart, and its
+/// child gone; the next start serves the same state.
+#[test]
+fn sigterm_stops_the_server_and_fails_the_run_in_flight() {
+    let data = TempDir::new("serve-term");
+    let mut server = Server::start(&data.0.join("data"), &[]);
+    let long = server.configure(&scenario("star"), r#"{"RunTime": 1.0}"#);
+    let sim = server.start_sim(long);
+    server.wait_until(sim, |s| s.get("progress").is_some());
+    assert_eq!(server.terminate(), Some(0));
+    let server = Server::start(&server.data.clone(), &[]);
+    let s = server.status(sim);
+    assert_eq!(s["status"], "failed", "{s}");
+    assert!(s["message"].as_str().unwrap().contains("server stopped"), "{s}");
+}
+
+/// `--insecure-no-auth` on loopback: a demo that needs no token.
+#[test]
+fn insecure_mode_serves_without_a_token_on_loopback() {
+    let data = TempDir::new("serve-insecure");
+    let server = Server::start_with(&data.0.join("data"), &["--insecure-no-auth"], None);
+    let text = scenario("star");
+    let r = server.call(
+        "POST",
+        "/api/v1/configurations",
+        Some(("text/plain", text.as_bytes())),
+        None,
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(server.call("GET", "/api/v1/configurations/1", None, None).status, 200);
+}

@@ -46,11 +46,20 @@ impl Server {
     /// `rdmasim serve --listen 127.0.0.1:0 --data DATA --workers 2 EXTRA...` with the token in
     /// the environment; returns once it prints where it listens.
     pub fn start(data: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rdmasim"))
+        Self::start_with(data, extra, Some(TOKEN))
+    }
+
+    /// As `start`, with `token` in `RDMASIM_API_TOKEN` (None: unset).
+    pub fn start_with(data: &Path, extra: &[&str], token: Option<&str>) -> Server {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rdmasim"));
+        match token {
+            Some(t) => cmd.env("RDMASIM_API_TOKEN", t),
+            None => cmd.env_remove("RDMASIM_API_TOKEN"),
+        };
+        let mut child = cmd
             .args(["serve", "--listen", "127.0.0.1:0", "--workers", "2", "--data"])
             .arg(data)
             .args(extra)
-            .env("RDMASIM_API_TOKEN", TOKEN)
             .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -206,6 +215,24 @@ impl Server {
     /// Downloads through a link, with no token (the signature is the credential).
     pub fn download(&self, url: &str) -> Reply {
         self.call("GET", url, None, None)
+    }
+
+    /// Asks the server to stop (SIGTERM) and waits: its exit code.
+    pub fn terminate(&mut self) -> Option<i32> {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
+        assert!(sent.success());
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().expect("wait") {
+                return s.code();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the server did not stop on SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Ends the server at once (SIGKILL), as a crash would.
