@@ -196,11 +196,20 @@ fn failure_message(status: std::process::ExitStatus, stderr: &str) -> String {
     msg
 }
 
-/// Moves a completed run's files to its results folder and lists them.
+/// Moves a completed run's files to its results folder and lists them. They are flushed to disk
+/// first, and the move after, so a power cut cannot leave a listed file short.
 fn collect(state: &AppState, id: i64) -> std::io::Result<Vec<FileRow>> {
     let out = state.layout.run_dir(id).join("out");
     let files = list_outputs(&out)?;
-    std::fs::rename(&out, state.layout.results_dir(id))?;
+    for f in &files {
+        std::fs::File::open(out.join(&f.name))?.sync_all()?;
+    }
+    let results = state.layout.results_dir(id);
+    std::fs::rename(&out, &results)?;
+    if let Some(parent) = results.parent() {
+        // A folder's entries are made durable by syncing the folder (not supported everywhere).
+        std::fs::File::open(parent).and_then(|d| d.sync_all()).ok();
+    }
     Ok(files)
 }
 
