@@ -84,7 +84,7 @@ pub fn rejected(r: crate::Rejection) -> ApiError {
     e
 }
 
-/// A JSON body for tests and handlers.
+/// A JSON answer.
 pub fn ok(v: Value) -> axum::Json<Value> {
     axum::Json(v)
 }
