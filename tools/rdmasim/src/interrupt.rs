@@ -56,3 +56,14 @@ impl Interrupted {
         }
     }
 }
+
+/// Under `rdmasim serve` (`run --supervised`): when standard input closes, because the server
+/// stopped or was killed, `flag` is set as by SIGTERM, so an orphaned run ends at its next tick.
+pub fn stop_when_stdin_closes(flag: &StopFlag) {
+    let flag = Arc::clone(flag);
+    std::thread::spawn(move || {
+        // Whatever comes in is ignored; only the end matters.
+        std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink()).ok();
+        flag.store(SIGTERM as usize, std::sync::atomic::Ordering::SeqCst);
+    });
+}

@@ -18,6 +18,7 @@ pub mod limits;
 #[cfg(feature = "mpi")]
 pub mod mpi_shard;
 pub mod scenario;
+pub mod service;
 pub mod shards;
 pub mod summary;
 pub mod switch_choice;

@@ -20,6 +20,8 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod serve_cli;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "rdmasim",
@@ -70,6 +72,10 @@ enum Command {
         /// (scenarios/README.md, "Shards"); the results do not depend on N.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
         shards: u32,
+        /// Run under `rdmasim serve`: progress lines on standard error, and a stop (as by
+        /// SIGTERM) when standard input closes.
+        #[arg(long, hide = true)]
+        supervised: bool,
     },
     /// Checks a scenario without running it.
     Validate {
@@ -92,6 +98,8 @@ enum Command {
         #[command(flatten)]
         args: ScenarioArgs,
     },
+    /// Serves the results API: configurations, simulations and their records over HTTP.
+    Serve(serve_cli::ServeArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -189,6 +197,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             }
             Err(c) => c,
         },
+        Command::Serve(args) => serve_cli::serve(args),
         Command::Topology { args } => match load(&args) {
             Ok(l) => emit(|out| write!(out, "{}", models::topology::dot::to_dot(&l.topology)))
                 .map_or_else(|c| c, |()| ExitCode::SUCCESS),
@@ -203,6 +212,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             strict,
             force,
             shards,
+            supervised,
         } => {
             let mut loaded = match load(&args) {
                 Ok(l) => l,
@@ -228,7 +238,12 @@ fn dispatch(cli: Cli) -> ExitCode {
                 clock: WallClock::from_env(),
             };
             let bar = (!quiet && std::io::stderr().is_terminal()).then(|| progress_bar(loaded.timeline.stop.ps()));
+            let stop_sec = loaded.timeline.stop.as_secs_f64();
             let mut tick = |t: engine::SimTime, events: u64| {
+                if supervised {
+                    // The server may be gone (stderr closed): stdin's end stops the run, not this.
+                    writeln!(std::io::stderr(), "rdmasim-progress {} {stop_sec}", t.as_secs_f64()).ok();
+                }
                 if let Some(b) = &bar {
                     b.set_position(t.ps());
                     b.set_message(format!("{events} events"));
@@ -241,6 +256,9 @@ fn dispatch(cli: Cli) -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
+            if supervised {
+                rdmasim::interrupt::stop_when_stdin_closes(&stop);
+            }
             let mut shard_line = String::new();
             // Started by `mpirun` with several ranks: one shard each (feature `mpi`).
             #[cfg(feature = "mpi")]

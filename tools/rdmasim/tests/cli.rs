@@ -354,8 +354,8 @@ fn topology_prints_every_node_as_dot() {
 
 #[test]
 fn help_documents_every_option() {
-    let cases: [(&[&str], &[&str]); 5] = [
-        (&["--help"], &["run", "validate", "plan", "topology"]),
+    let cases: [(&[&str], &[&str]); 6] = [
+        (&["--help"], &["run", "validate", "plan", "topology", "serve"]),
         (
             &["run", "--help"],
             &["--out", "--name", "--set", "--json", "--quiet", "--strict", "SCENARIO"],
@@ -363,6 +363,20 @@ fn help_documents_every_option() {
         (&["validate", "--help"], &["--set", "SCENARIO"]),
         (&["plan", "--help"], &["--format", "--set", "json", "text", "SCENARIO"]),
         (&["topology", "--help"], &["--set", "SCENARIO"]),
+        (
+            &["serve", "--help"],
+            &[
+                "--listen",
+                "--data",
+                "--token-file",
+                "RDMASIM_API_TOKEN",
+                "--insecure-no-auth",
+                "--workers",
+                "--max-body-bytes",
+                "--url-ttl",
+                "--public-url",
+            ],
+        ),
     ];
     for (args, words) in cases {
         let o = rdmasim(args);
