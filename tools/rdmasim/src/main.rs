@@ -66,6 +66,8 @@ enum Command {
         /// Runs even when the estimated rows or memory pass the limits (scenarios/README.md).
         #[arg(long)]
         force: bool,
+        #[command(flatten)]
+        capture: rdmasim::capture::CaptureArgs,
     },
     /// Checks a scenario without running it.
     Validate {
@@ -180,6 +182,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             quiet,
             strict,
             force,
+            capture,
         } => {
             let mut loaded = match load(&args) {
                 Ok(l) => l,
@@ -204,6 +207,19 @@ fn dispatch(cli: Cli) -> ExitCode {
                 name,
                 clock: WallClock::from_env(),
             };
+            let capture_path = capture.pcap.clone();
+            let mut group = rdmasim::assemble::plugins(&loaded);
+            let capture = match capture.plugin(&loaded) {
+                Ok(Some((plugin, handle))) => {
+                    group = group.add(plugin);
+                    Some(handle)
+                }
+                Ok(None) => None,
+                Err(why) => {
+                    eprintln!("rdmasim: {why}");
+                    return ExitCode::from(2);
+                }
+            };
             let bar = (!quiet && std::io::stderr().is_terminal()).then(|| progress_bar(loaded.timeline.stop.ps()));
             let mut tick = |t: engine::SimTime, events: u64| {
                 if let Some(b) = &bar {
@@ -218,10 +234,17 @@ fn dispatch(cli: Cli) -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            let result = rdmasim::run_stoppable(&loaded, &setup, Some(&mut tick), &stop);
+            let result = rdmasim::run_group(&loaded, &setup, group, Some(&mut tick), &stop);
             if let Some(b) = bar {
                 b.finish_and_clear();
             }
+            let captured = match capture.map(pcap::PcapHandle::finish).transpose() {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("rdmasim: --pcap {e}");
+                    return ExitCode::from(1);
+                }
+            };
             match result {
                 Ok(o) => {
                     let printed = emit(|out| {
@@ -231,6 +254,10 @@ fn dispatch(cli: Cli) -> ExitCode {
                             write!(out, "{}", o.summary)?;
                             for f in &o.files {
                                 writeln!(out, "wrote {}", f.display())?;
+                            }
+                            if let (Some(c), Some(path)) = (captured, &capture_path) {
+                                let capped = if c.capped { " (the cap: --pcap-max-packets)" } else { "" };
+                                writeln!(out, "wrote {} ({} frames{capped})", path.display(), c.frames)?;
                             }
                             Ok(())
                         }
