@@ -66,8 +66,20 @@ enum Command {
         /// Runs even when the estimated rows or memory pass the limits (scenarios/README.md).
         #[arg(long)]
         force: bool,
+        /// Also writes the run's report, OUT/{simulation}-report.html (as `rdmasim report`).
+        #[arg(long)]
+        report: bool,
         #[command(flatten)]
         capture: rdmasim::capture::CaptureArgs,
+    },
+    /// Writes the report of the run whose records are in OUT: OUT/{simulation}-report.html, one
+    /// self-contained HTML file with SVG plots and tables.
+    Report {
+        /// The folder `rdmasim run --out` wrote.
+        out: PathBuf,
+        /// The simulation to report on, when the folder holds several.
+        #[arg(long)]
+        name: Option<String>,
     },
     /// Checks a scenario without running it.
     Validate {
@@ -169,6 +181,19 @@ fn dispatch(cli: Cli) -> ExitCode {
             .map_or_else(|c| c, |()| ExitCode::SUCCESS),
             Err(c) => c,
         },
+        Command::Report { out, name } => match ::report::write_run_report(&out, name.as_deref()) {
+            Ok(p) => emit(|o| writeln!(o, "wrote {}", p.display())).map_or_else(|c| c, |()| ExitCode::SUCCESS),
+            Err(e) => {
+                eprintln!("rdmasim: report: {e}");
+                // A folder that holds no run, or records rdmasim did not write, is the user's
+                // input; a plot that cannot be drawn is ours.
+                ExitCode::from(if matches!(e, ::report::ReportError::Plot(_)) {
+                    1
+                } else {
+                    2
+                })
+            }
+        },
         Command::Topology { args } => match load(&args) {
             Ok(l) => emit(|out| write!(out, "{}", models::topology::dot::to_dot(&l.topology)))
                 .map_or_else(|c| c, |()| ExitCode::SUCCESS),
@@ -182,6 +207,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             quiet,
             strict,
             force,
+            report: with_report,
             capture,
         } => {
             let mut loaded = match load(&args) {
@@ -202,6 +228,7 @@ fn dispatch(cli: Cli) -> ExitCode {
                 eprintln!("rdmasim: --out {}: exists and is not a folder", out.display());
                 return ExitCode::from(2);
             }
+            let out_dir = out.clone();
             let setup = RunSetup {
                 output: Output::Folder(out),
                 name,
@@ -247,6 +274,17 @@ fn dispatch(cli: Cli) -> ExitCode {
             };
             match result {
                 Ok(o) => {
+                    let report_path = if with_report {
+                        match ::report::write_run_report(&out_dir, Some(setup.simulation_name(&loaded))) {
+                            Ok(p) => Some(p),
+                            Err(e) => {
+                                eprintln!("rdmasim: --report: {e}");
+                                return ExitCode::from(1);
+                            }
+                        }
+                    } else {
+                        None
+                    };
                     let printed = emit(|out| {
                         if json {
                             writeln!(out, "{}", serde_json::to_string_pretty(&o.summary).unwrap_or_default())
@@ -258,6 +296,9 @@ fn dispatch(cli: Cli) -> ExitCode {
                             if let (Some(c), Some(path)) = (captured, &capture_path) {
                                 let capped = if c.capped { " (the cap: --pcap-max-packets)" } else { "" };
                                 writeln!(out, "wrote {} ({} frames{capped})", path.display(), c.frames)?;
+                            }
+                            if let Some(p) = &report_path {
+                                writeln!(out, "wrote {}", p.display())?;
                             }
                             Ok(())
                         }

@@ -354,12 +354,28 @@ fn topology_prints_every_node_as_dot() {
 
 #[test]
 fn help_documents_every_option() {
-    let cases: [(&[&str], &[&str]); 5] = [
-        (&["--help"], &["run", "validate", "plan", "topology"]),
+    let cases: [(&[&str], &[&str]); 6] = [
+        (&["--help"], &["run", "validate", "plan", "topology", "report"]),
         (
             &["run", "--help"],
-            &["--out", "--name", "--set", "--json", "--quiet", "--strict", "SCENARIO"],
+            &[
+                "--out",
+                "--name",
+                "--set",
+                "--json",
+                "--quiet",
+                "--strict",
+                "--report",
+                "--pcap",
+                "--pcap-hosts",
+                "--pcap-direction",
+                "--pcap-from",
+                "--pcap-until",
+                "--pcap-max-packets",
+                "SCENARIO",
+            ],
         ),
+        (&["report", "--help"], &["--name", "OUT"]),
         (&["validate", "--help"], &["--set", "SCENARIO"]),
         (&["plan", "--help"], &["--format", "--set", "json", "text", "SCENARIO"]),
         (&["topology", "--help"], &["--set", "SCENARIO"]),
