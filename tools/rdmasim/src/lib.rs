@@ -18,6 +18,7 @@ pub mod interrupt;
 pub mod limits;
 pub mod scenario;
 pub mod summary;
+pub mod sweep;
 pub mod switch_choice;
 
 pub use assemble::{RunSetup, build_app};

@@ -354,8 +354,8 @@ fn topology_prints_every_node_as_dot() {
 
 #[test]
 fn help_documents_every_option() {
-    let cases: [(&[&str], &[&str]); 6] = [
-        (&["--help"], &["run", "validate", "plan", "topology", "report"]),
+    let cases: [(&[&str], &[&str]); 7] = [
+        (&["--help"], &["run", "validate", "plan", "topology", "report", "sweep"]),
         (
             &["run", "--help"],
             &[
@@ -376,6 +376,10 @@ fn help_documents_every_option() {
             ],
         ),
         (&["report", "--help"], &["--name", "OUT"]),
+        (
+            &["sweep", "--help"],
+            &["--vary", "--seeds", "--out", "--jobs", "--quiet", "--set", "SCENARIO"],
+        ),
         (&["validate", "--help"], &["--set", "SCENARIO"]),
         (&["plan", "--help"], &["--format", "--set", "json", "text", "SCENARIO"]),
         (&["topology", "--help"], &["--set", "SCENARIO"]),

@@ -1,4 +1,5 @@
-//! Reports: one self-contained HTML file per run (`write_run_report`) and per sweep, with SVG
+//! Reports: one self-contained HTML file per run (`write_run_report`) and per sweep
+//! (`sweep_page::write_sweep_report`), with SVG
 //! plots drawn by plotters and tables, computed from the output files alone (any shard count),
 //! so a report can be made again, or elsewhere, from a folder of records.
 //!
@@ -12,6 +13,7 @@ pub mod load;
 pub mod plot;
 pub mod run_page;
 pub mod stats;
+pub mod sweep_page;
 
 use std::path::{Path, PathBuf};
 
