@@ -298,6 +298,12 @@ fn dispatch(cli: Cli) -> ExitCode {
                 b.finish_and_clear();
             }
             let captured = match capture.map(pcap::PcapHandle::finish).transpose() {
+                Ok(Some(c)) if c.frames == 0 => {
+                    eprintln!(
+                        "rdmasim: --pcap: no frame was captured (only the RoceNic emits trace points; check --pcap-hosts, --pcap-direction and the window)"
+                    );
+                    Some(c)
+                }
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("rdmasim: --pcap {e}");

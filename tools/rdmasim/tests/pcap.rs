@@ -393,3 +393,93 @@ fn the_cap_and_the_window_bound_the_capture() {
     );
     assert!(frames.windows(2).all(|w| w[0].0 <= w[1].0));
 }
+
+/// Reads (ethertype, IPv4 source and destination host, BTH opcode, PSN) of a RoCE frame.
+fn roce_fields(f: &[u8]) -> Option<(u8, u8, u8, u32)> {
+    if f.len() < 54 || f[12..14] != [0x08, 0x00] {
+        return None;
+    }
+    Some((f[29], f[33], f[42], u32::from_be_bytes([0, f[51], f[52], f[53]])))
+}
+
+#[test]
+fn timestamps_follow_the_link() {
+    // Two hosts on one switch, one pair. A data packet is ready to leave the switch its
+    // serialization at 400 Gbps (20 ps a byte, counting the model's 58 header bytes), the 1 us
+    // link and the switch's 500 ns forwarding latency after it left h0, and leaves when it is
+    // ready or when the port has sent the packet before it, whichever is later (store and
+    // forward, one FIFO): a short LAST packet waits for the MIDDLE ahead of it.
+    let dir = TempDir::new("pcap-times");
+    let star = common::scenario("star");
+    let star = star.to_str().expect("utf-8");
+    let mut sets = SHORT.to_vec();
+    sets.extend(["topology=Star(hosts: 2)", "applications[0].NumConnections=1"]);
+    let data = |frames: Vec<(u64, Vec<u8>)>| -> Vec<(u64, u8, u32)> {
+        frames
+            .iter()
+            .filter_map(|(t, f)| roce_fields(f).filter(|r| r.2 <= OP_LAST).map(|r| (*t, r.2, r.3)))
+            .collect()
+    };
+    let sent = data(pcap_frames(&capture(
+        &dir,
+        star,
+        &sets,
+        &["--pcap-hosts", "h0", "--pcap-direction", "tx"],
+    )));
+    let received = data(pcap_frames(&capture(
+        &dir,
+        star,
+        &sets,
+        &["--pcap-hosts", "h1", "--pcap-direction", "rx"],
+    )));
+    let last_payload = WQE_BYTES - (WQE_BYTES.div_ceil(MSS) - 1) * MSS;
+    let ser_ps = |op: u8| (if op == OP_LAST { last_payload } else { MSS } + HEADERS) as u64 * 20;
+    let mut port_free_ps = 0;
+    let mut expected: BTreeMap<u32, u64> = BTreeMap::new();
+    for &(t_ns, op, psn) in &sent {
+        let ready = t_ns * 1_000 + ser_ps(op) + 1_000_000 + 500_000;
+        let leaves = ready.max(port_free_ps);
+        port_free_ps = leaves + ser_ps(op);
+        expected.insert(psn, leaves);
+    }
+    let mut waited = 0;
+    for &(t_ns, op, psn) in &received {
+        let want = expected[&psn];
+        // Both timestamps are whole nanoseconds, truncated.
+        assert!(
+            t_ns.abs_diff(want / 1_000) <= 1,
+            "PSN {psn} (opcode {op}): left the switch at {t_ns} ns, expected {want} ps"
+        );
+        waited += usize::from(op == OP_LAST && want / 1_000 > sent.iter().find(|s| s.2 == psn).unwrap().0 + 1_505);
+    }
+    assert!(received.len() > 1000, "only {} data packets compared", received.len());
+    assert!(waited > 0, "the LAST packets wait behind the MIDDLE ahead of them");
+
+    // h1 acknowledges as the acknowledged packet's last bit arrives (its port is idle then: ACKs
+    // are 62 bytes, 1.24 ns, far apart): the ACK's event does not carry its send time, so this
+    // checks the capture's mirror of the NIC's serializer.
+    let acks: Vec<(u64, u32)> = pcap_frames(&capture(
+        &dir,
+        star,
+        &sets,
+        &["--pcap-hosts", "h1", "--pcap-direction", "tx"],
+    ))
+    .iter()
+    .filter_map(|(t, f)| roce_fields(f).filter(|r| r.2 == OP_ACK).map(|r| (*t, r.3)))
+    .collect();
+    let op_of: BTreeMap<u32, u8> = sent.iter().map(|s| (s.2, s.1)).collect();
+    for &(t_ns, psn) in &acks {
+        let want = expected[&psn] + ser_ps(op_of[&psn]) + 1_000_000;
+        assert!(
+            t_ns.abs_diff(want / 1_000) <= 1,
+            "ACK of PSN {psn} left h1 at {t_ns} ns, expected {want} ps"
+        );
+    }
+    // Every WQE's LAST that left the switch is acknowledged, but one the run's stop may cut off.
+    let lasts = received.iter().filter(|r| r.1 == OP_LAST).count();
+    assert!(
+        lasts > 10 && acks.len() + 1 >= lasts,
+        "{} ACKs for {lasts} LAST packets",
+        acks.len()
+    );
+}
