@@ -8,7 +8,9 @@ use engine::SimTime;
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 #[repr(u8)]
 pub enum PacketKind {
-    /// RDMA WRITE data (FIRST, MIDDLE, LAST or ONLY: see `opcode`).
+    /// RDMA WRITE data (FIRST, MIDDLE, LAST or ONLY: see `opcode`). `aux` is the WQE's length in
+    /// bytes (capped at 2^32 - 1, the RETH's DMA length), for tracers; 0 from a NIC that does not
+    /// say.
     #[default]
     Data,
     /// A RoCE ACK (AETH syndrome ACK), cumulative up to `psn`.

@@ -1,9 +1,10 @@
 //! Whole frames as bytes, for a pcap tracer: the models move packet descriptors and count bytes;
 //! a tracer that wants a capture a person can open in Wireshark turns a descriptor into one of
 //! these frames. Addresses come from node ids ([`EthernetII::host_mac`], [`Ipv4::host_address`]),
-//! payloads are zero-filled, and every frame is exactly as long as the model counts it.
+//! payloads are zero-filled, and every frame is as long as the model counts it, but for the RETH
+//! a WRITE FIRST or ONLY frame carries when asked to (`RoceFrameSpec::reth`), as real ones do.
 
-use super::{Aeth, Bth, Cnp, Ecn, EthernetII, Icrc, Ipv4, PfcFrame, Udp, WireError};
+use super::{Aeth, Bth, Cnp, Deth, Ecn, EthernetII, Icrc, Ipv4, MAD_BYTES, PfcFrame, Reth, Udp, WireError};
 
 /// What a RoCEv2 data packet's frame needs: the model's packet descriptor, flattened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +32,9 @@ pub struct RoceFrameSpec {
     pub udp_src_port: u16,
     /// Payload bytes (zero-filled in the frame).
     pub payload_len: usize,
+    /// The RDMA extended header of a WRITE FIRST or ONLY packet, written between the BTH and the
+    /// payload (16 bytes the model's byte counts leave out); `None` writes none.
+    pub reth: Option<Reth>,
 }
 
 impl RoceFrameSpec {
@@ -136,10 +140,10 @@ fn roce_frame(route: &Route, transport_len: usize, write: impl FnOnce(&mut [u8])
     Ok(frame)
 }
 
-/// A RoCEv2 data packet (RDMA WRITE or SEND) of exactly
-/// [`ROCE_DATA_HEADER_BYTES`](super::ROCE_DATA_HEADER_BYTES)` + payload_len` bytes: no RETH and no
-/// BTH padding, as the model counts it (so a FIRST/ONLY frame, or a payload that is not a multiple
-/// of 4, is not byte-exact RoCEv2; every other field and the ICRC are).
+/// A RoCEv2 data packet (RDMA WRITE or SEND) of
+/// [`ROCE_DATA_HEADER_BYTES`](super::ROCE_DATA_HEADER_BYTES)` + payload_len` bytes, plus
+/// [`Reth::LEN`] with `spec.reth`, and no BTH padding (so a payload that is not a multiple of 4 is
+/// not byte-exact RoCEv2; every other field and the ICRC are).
 ///
 /// Fails with [`WireError::FrameTooLong`] if the IP packet would pass 65,535 bytes.
 pub fn roce_write_frame(spec: &RoceFrameSpec) -> Result<Vec<u8>, WireError> {
@@ -154,8 +158,14 @@ pub fn roce_write_frame(spec: &RoceFrameSpec) -> Result<Vec<u8>, WireError> {
         ack_req: spec.ack_req,
         ..Bth::new(spec.opcode, spec.dst_qp, spec.psn)
     };
+    let reth_len = spec.reth.map_or(0, |_| Reth::LEN);
     // The payload is already zero in the fresh frame.
-    roce_frame(&route, Bth::LEN + spec.payload_len, |b| bth.emit(b))
+    roce_frame(&route, Bth::LEN + reth_len + spec.payload_len, |b| {
+        bth.emit(b);
+        if let Some(reth) = spec.reth {
+            reth.emit(&mut b[Bth::LEN..]);
+        }
+    })
 }
 
 /// A RoCEv2 ACK (or NAK) of exactly [`ROCE_ACK_BYTES`](super::ROCE_ACK_BYTES) bytes.
@@ -189,6 +199,74 @@ pub fn cnp_frame(spec: &CnpFrameSpec) -> Vec<u8> {
         .expect("a 74-byte frame fits IPv4 and has the IPv4 header the ICRC expects")
 }
 
+/// Which connection manager message a CM frame carries (its MAD's attribute).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmMessage {
+    /// REQ, the Initiator's request.
+    Request,
+    /// REP, the Responder's reply.
+    Reply,
+    /// RTU, the Initiator's "ready to use".
+    ReadyToUse,
+}
+
+impl CmMessage {
+    /// The MAD attribute id of the message (IBA 12.6: REQ 0x0010, REP 0x0013, RTU 0x0014).
+    pub fn attribute_id(self) -> u16 {
+        match self {
+            CmMessage::Request => 0x0010,
+            CmMessage::Reply => 0x0013,
+            CmMessage::ReadyToUse => 0x0014,
+        }
+    }
+}
+
+/// What a connection manager frame needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CmFrameSpec {
+    /// The sending node's id.
+    pub src_node: u32,
+    /// The receiving node's id.
+    pub dst_node: u32,
+    /// The message.
+    pub message: CmMessage,
+    /// The MAD's transaction id, which ties a REQ to its REP and RTU.
+    pub transaction_id: u64,
+    /// DSCP codepoint.
+    pub dscp: u8,
+    /// UDP source port.
+    pub udp_src_port: u16,
+}
+
+/// A connection manager message of exactly [`CM_MESSAGE_BYTES`](super::CM_MESSAGE_BYTES) bytes: a
+/// UD SEND ONLY from QP1 to QP1 (the GSI) carrying a 256-byte CM MAD whose common header names the
+/// message; the message's own fields are zero, as the model keeps none of them.
+pub fn cm_frame(spec: &CmFrameSpec) -> Vec<u8> {
+    let route = Route {
+        src_node: spec.src_node,
+        dst_node: spec.dst_node,
+        dscp: spec.dscp,
+        ecn: Ecn::NotEct,
+        udp_src_port: spec.udp_src_port,
+    };
+    let bth = Bth::new(super::Opcode::UD_SEND_ONLY, 1, 0);
+    let deth = Deth {
+        q_key: Deth::GSI_Q_KEY,
+        src_qp: 1,
+    };
+    roce_frame(&route, Bth::LEN + Deth::LEN + MAD_BYTES, |b| {
+        bth.emit(b);
+        deth.emit(&mut b[Bth::LEN..]);
+        let mad = &mut b[Bth::LEN + Deth::LEN..];
+        // The MAD common header (IBA 13.4.3): base version 1, class CM (0x07) version 2, method
+        // Send (0x03), status 0, class-specific 0, transaction id, attribute id, modifier 0.
+        mad[0..4].copy_from_slice(&[1, 0x07, 2, 0x03]);
+        mad[8..16].copy_from_slice(&spec.transaction_id.to_be_bytes());
+        mad[16..18].copy_from_slice(&spec.message.attribute_id().to_be_bytes());
+    })
+    .expect("a 322-byte frame fits IPv4 and has the IPv4 header the ICRC expects")
+}
+
 /// A PFC frame of [`PFC_FRAME_BYTES`](super::PFC_FRAME_BYTES) bytes from `src_node`, pausing
 /// `class` for `quanta` (0 resumes it). Fails with [`WireError::InvalidClass`] past class 7.
 pub fn pfc_frame(src_node: u32, class: u8, quanta: u16) -> Result<Vec<u8>, WireError> {
@@ -220,6 +298,7 @@ mod tests {
             ecn: Ecn::Ect0,
             udp_src_port: 0xC123,
             payload_len,
+            reth: None,
         }
     }
 
@@ -256,6 +335,46 @@ mod tests {
         let bth = Bth::parse(&roce_write_frame(&s).unwrap()[42..]).unwrap();
         assert!(bth.ack_req);
         assert_eq!(bth.opcode, Opcode::RC_RDMA_WRITE_LAST);
+    }
+
+    #[test]
+    fn write_first_carries_its_reth_before_the_payload() {
+        let reth = Reth {
+            virtual_address: 0x1000,
+            r_key: 0x77,
+            dma_length: 250_000,
+        };
+        let s = RoceFrameSpec {
+            opcode: Opcode::RC_RDMA_WRITE_FIRST,
+            reth: Some(reth),
+            ..spec(4096)
+        };
+        let f = roce_write_frame(&s).unwrap();
+        assert_eq!(f.len(), ROCE_DATA_HEADER_BYTES + Reth::LEN + 4096);
+        assert_eq!(Reth::parse(&f[54..]), Ok(reth));
+        assert!(f[70..f.len() - 4].iter().all(|&b| b == 0));
+        assert_eq!(Icrc::verify(&f[14..]), Ok(()));
+    }
+
+    #[test]
+    fn cm_frame_is_a_ud_send_to_the_gsi() {
+        use crate::wire::CM_MESSAGE_BYTES;
+        let f = cm_frame(&CmFrameSpec {
+            src_node: 3,
+            dst_node: 12,
+            message: CmMessage::Reply,
+            transaction_id: 42,
+            dscp: 8,
+            udp_src_port: 0xC000,
+        });
+        assert_eq!(f.len(), CM_MESSAGE_BYTES);
+        let bth = Bth::parse(&f[42..]).unwrap();
+        assert_eq!((bth.opcode, bth.dest_qp), (Opcode::UD_SEND_ONLY, 1));
+        assert_eq!(Deth::parse(&f[54..]).unwrap().q_key, Deth::GSI_Q_KEY);
+        // MAD: class CM, attribute REP.
+        assert_eq!(f[62 + 1], 0x07);
+        assert_eq!(u16::from_be_bytes([f[62 + 16], f[62 + 17]]), 0x0013);
+        assert_eq!(Icrc::verify(&f[14..]), Ok(()));
     }
 
     #[test]

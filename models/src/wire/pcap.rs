@@ -87,6 +87,7 @@ mod tests {
             ecn: Ecn::Ect0,
             udp_src_port: 49152,
             payload_len: 144,
+            reth: None,
         })
         .unwrap();
         let pfc = pfc_frame(1, 0, 100).unwrap();

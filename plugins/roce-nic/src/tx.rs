@@ -342,7 +342,8 @@ impl Parts<'_> {
             psn: a.first_psn + i,
             bytes: (payload + ctx.cfg.HeaderBytes.0) as u32,
             payload: payload as u32,
-            aux: 0,
+            // The message length, for a capture's RETH (`PacketKind::Data`); nothing reads it.
+            aux: a.bytes.min(u32::MAX as u64) as u32,
             kind: PacketKind::Data,
             opcode: Opcode::write_opcode(i as u64, a.packets as u64),
             class: qp.class,

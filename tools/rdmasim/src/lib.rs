@@ -13,6 +13,7 @@
 //! ```
 
 pub mod assemble;
+pub mod capture;
 pub mod interrupt;
 pub mod limits;
 #[cfg(feature = "mpi")]
@@ -21,6 +22,7 @@ pub mod scenario;
 pub mod service;
 pub mod shards;
 pub mod summary;
+pub mod sweep;
 pub mod switch_choice;
 
 pub use assemble::{RunSetup, build_app};
@@ -56,7 +58,19 @@ pub fn run_stoppable(
     progress: Option<&mut dyn FnMut(SimTime, u64)>,
     stop: &std::sync::atomic::AtomicUsize,
 ) -> std::io::Result<Outcome> {
-    let mut app = build_app(loaded, setup)?;
+    run_group(loaded, setup, assemble::plugins(loaded), progress, stop)
+}
+
+/// As `run_stoppable`, with the caller's plugin group (`assemble::plugins` and, say, a capture's
+/// `pcap::PcapPlugin` added).
+pub fn run_group(
+    loaded: &scenario::Loaded,
+    setup: &RunSetup,
+    group: engine::app::PluginGroupBuilder,
+    progress: Option<&mut dyn FnMut(SimTime, u64)>,
+    stop: &std::sync::atomic::AtomicUsize,
+) -> std::io::Result<Outcome> {
+    let mut app = assemble::build_app_with(loaded, setup, group)?;
     let opts = RunOptions {
         stop: loaded.timeline.stop,
         beacon_interval: loaded.timeline.beacon_interval,

@@ -76,6 +76,44 @@ enum Command {
         /// SIGTERM) when standard input closes.
         #[arg(long, hide = true)]
         supervised: bool,
+        /// Also writes the run's report, OUT/{simulation}-report.html (as `rdmasim report`).
+        #[arg(long)]
+        report: bool,
+        #[command(flatten)]
+        capture: rdmasim::capture::CaptureArgs,
+    },
+    /// Runs a scenario over every combination of the --vary values and seeds, each point a child
+    /// process in its own folder under --out, and writes --out/index.csv and
+    /// --out/sweep-report.html.
+    Sweep {
+        #[command(flatten)]
+        args: ScenarioArgs,
+        /// A field and its values: PATH=v1,v2,... with PATH as --set takes it and each value RON
+        /// (commas inside brackets or quotes belong to the value), e.g.
+        /// `applications[0].NumConnections=1,2,4,8`. Repeat for a cartesian product.
+        #[arg(long, value_name = "PATH=V1,V2,...")]
+        vary: Vec<rdmasim::sweep::Vary>,
+        /// Seeds per combination: RandomSeed, RandomSeed + 1, ...
+        #[arg(long, default_value_t = 1)]
+        seeds: u64,
+        /// The folder for the points' folders, index.csv and the report; created if missing.
+        #[arg(long, default_value = "sweep")]
+        out: PathBuf,
+        /// Points run at once (default: the number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// No progress bar, even on a terminal.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Writes the report of the run whose records are in OUT: OUT/{simulation}-report.html, one
+    /// self-contained HTML file with SVG plots and tables.
+    Report {
+        /// The folder `rdmasim run --out` wrote.
+        out: PathBuf,
+        /// The simulation to report on, when the folder holds several.
+        #[arg(long)]
+        name: Option<String>,
     },
     /// Checks a scenario without running it.
     Validate {
@@ -198,6 +236,27 @@ fn dispatch(cli: Cli) -> ExitCode {
             Err(c) => c,
         },
         Command::Serve(args) => serve_cli::serve(args),
+        Command::Sweep {
+            args,
+            vary,
+            seeds,
+            out,
+            jobs,
+            quiet,
+        } => sweep(&args, &vary, seeds, &out, jobs, quiet),
+        Command::Report { out, name } => match ::report::write_run_report(&out, name.as_deref()) {
+            Ok(p) => emit(|o| writeln!(o, "wrote {}", p.display())).map_or_else(|c| c, |()| ExitCode::SUCCESS),
+            Err(e) => {
+                eprintln!("rdmasim: report: {e}");
+                // A folder that holds no run, or records rdmasim did not write, is the user's
+                // input; a plot that cannot be drawn is ours.
+                ExitCode::from(if matches!(e, ::report::ReportError::Plot(_)) {
+                    1
+                } else {
+                    2
+                })
+            }
+        },
         Command::Topology { args } => match load(&args) {
             Ok(l) => emit(|out| write!(out, "{}", models::topology::dot::to_dot(&l.topology)))
                 .map_or_else(|c| c, |()| ExitCode::SUCCESS),
@@ -213,6 +272,8 @@ fn dispatch(cli: Cli) -> ExitCode {
             force,
             shards,
             supervised,
+            report: with_report,
+            capture,
         } => {
             let mut loaded = match load(&args) {
                 Ok(l) => l,
@@ -232,10 +293,24 @@ fn dispatch(cli: Cli) -> ExitCode {
                 eprintln!("rdmasim: --out {}: exists and is not a folder", out.display());
                 return ExitCode::from(2);
             }
+            let out_dir = out.clone();
             let setup = RunSetup {
                 output: Output::Folder(out),
                 name,
                 clock: WallClock::from_env(),
+            };
+            let capture_path = capture.pcap.clone();
+            let mut group = rdmasim::assemble::plugins(&loaded);
+            let capture = match capture.plugin(&loaded) {
+                Ok(Some((plugin, handle))) => {
+                    group = group.add(plugin);
+                    Some(handle)
+                }
+                Ok(None) => None,
+                Err(why) => {
+                    eprintln!("rdmasim: {why}");
+                    return ExitCode::from(2);
+                }
             };
             let bar = (!quiet && std::io::stderr().is_terminal()).then(|| progress_bar(loaded.timeline.stop.ps()));
             let stop_sec = loaded.timeline.stop.as_secs_f64();
@@ -265,8 +340,8 @@ fn dispatch(cli: Cli) -> ExitCode {
             if let Some((_universe, comm)) = rdmasim::mpi_shard::ranks() {
                 use mpi::traits::Communicator;
                 let n = comm.size() as u32;
-                if shards != 1 {
-                    eprintln!("rdmasim: --shards: under mpirun each rank is one shard; leave --shards out");
+                if shards != 1 || capture.is_some() {
+                    eprintln!("rdmasim: under mpirun each rank is one shard: leave --shards and --pcap out");
                     return ExitCode::from(2);
                 }
                 let partition = match rdmasim::shards::partition(&loaded, n) {
@@ -280,10 +355,16 @@ fn dispatch(cli: Cli) -> ExitCode {
                 if let Some(b) = bar {
                     b.finish_and_clear();
                 }
-                return finish_run(result, &loaded, json, comm.rank() != 0, "");
+                let rank0 = comm.rank() == 0;
+                let report = (with_report && rank0).then_some(out_dir.as_path());
+                return finish_run(result, &loaded, &setup, json, !rank0, report, Vec::new());
+            }
+            if shards > 1 && capture.is_some() {
+                eprintln!("rdmasim: --pcap: capture a run of one shard (leave --shards out)");
+                return ExitCode::from(2);
             }
             let result = if shards == 1 {
-                rdmasim::run_stoppable(&loaded, &setup, Some(&mut tick), &stop).map(|o| (o.summary, o.files))
+                rdmasim::run_group(&loaded, &setup, group, Some(&mut tick), &stop).map(|o| (o.summary, o.files))
             } else {
                 let partition = match rdmasim::shards::partition(&loaded, shards) {
                     Ok(p) => p,
@@ -300,21 +381,56 @@ fn dispatch(cli: Cli) -> ExitCode {
             if let Some(b) = bar {
                 b.finish_and_clear();
             }
-            finish_run(result, &loaded, json, false, &shard_line)
+            let captured = match capture.map(pcap::PcapHandle::finish).transpose() {
+                Ok(Some(c)) if c.frames == 0 => {
+                    eprintln!(
+                        "rdmasim: --pcap: no frame was captured (only the RoceNic emits trace points; check --pcap-hosts, --pcap-direction and the window)"
+                    );
+                    Some(c)
+                }
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("rdmasim: --pcap {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            let mut after = Vec::new();
+            if !shard_line.is_empty() {
+                after.push(shard_line);
+            }
+            if let (Some(c), Some(path)) = (captured, &capture_path) {
+                let capped = if c.capped { " (the cap: --pcap-max-packets)" } else { "" };
+                after.push(format!("wrote {} ({} frames{capped})", path.display(), c.frames));
+            }
+            let report = with_report.then_some(out_dir.as_path());
+            finish_run(result, &loaded, &setup, json, false, report, after)
         }
     }
 }
 
 /// Prints a run's summary and files (not on MPI ranks other than 0) and picks the exit code.
+/// `report`: also write the run's report into that folder; `after`: lines printed after the
+/// files written.
 fn finish_run(
     result: std::io::Result<(rdmasim::summary::Summary, Vec<PathBuf>)>,
     loaded: &Loaded,
+    setup: &RunSetup,
     json: bool,
     quiet_rank: bool,
-    shard_line: &str,
+    report: Option<&std::path::Path>,
+    after: Vec<String>,
 ) -> ExitCode {
     match result {
-        Ok((summary, files)) => {
+        Ok((summary, mut files)) => {
+            if let Some(dir) = report {
+                match ::report::write_run_report(dir, Some(setup.simulation_name(loaded))) {
+                    Ok(p) => files.push(p),
+                    Err(e) => {
+                        eprintln!("rdmasim: --report: {e}");
+                        return ExitCode::from(1);
+                    }
+                }
+            }
             // Under mpirun, rank 0 prints the whole run's summary; the other ranks stay quiet.
             let printed = if quiet_rank {
                 Ok(())
@@ -323,9 +439,12 @@ fn finish_run(
                     if json {
                         writeln!(out, "{}", serde_json::to_string_pretty(&summary).unwrap_or_default())
                     } else {
-                        write!(out, "{}{shard_line}", summary)?;
+                        write!(out, "{}", summary)?;
                         for f in &files {
                             writeln!(out, "wrote {}", f.display())?;
+                        }
+                        for line in &after {
+                            writeln!(out, "{}", line.trim_end())?;
                         }
                         Ok(())
                     }
@@ -365,6 +484,114 @@ fn finish_run(
                 ExitCode::from(1)
             }
         },
+    }
+}
+
+/// `rdmasim sweep`: checks every point, runs them, writes the index and the page.
+fn sweep(
+    args: &ScenarioArgs,
+    vary: &[rdmasim::sweep::Vary],
+    seeds: u64,
+    out: &std::path::Path,
+    jobs: Option<usize>,
+    quiet: bool,
+) -> ExitCode {
+    use rdmasim::sweep::{Sweep, points, write_index};
+    if seeds == 0 {
+        eprintln!("rdmasim: --seeds: at least 1");
+        return ExitCode::from(2);
+    }
+    if jobs == Some(0) {
+        eprintln!("rdmasim: --jobs: at least 1");
+        return ExitCode::from(2);
+    }
+    let base = match load(args) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("rdmasim: cannot find its own executable to run the points: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let sweep = Sweep {
+        scenario: &args.scenario,
+        set: &args.set,
+        vary,
+        out,
+        jobs: jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        exe,
+    };
+    let points = points(vary, base.scenario.simulation.RandomSeed, seeds);
+    if let Err(e) = sweep.check(&points) {
+        return report(&e);
+    }
+    if out.exists() && !out.is_dir() {
+        eprintln!("rdmasim: --out {}: exists and is not a folder", out.display());
+        return ExitCode::from(2);
+    }
+    if let Err(e) = std::fs::create_dir_all(out) {
+        eprintln!("rdmasim: --out {}: cannot create the folder: {e}", out.display());
+        return ExitCode::from(2);
+    }
+    let bar = if !quiet && std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(points.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} points {pos}/{len} [{bar:30}] {elapsed_precise} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let outcomes = sweep.run(&points, &|| bar.inc(1));
+    bar.finish_and_clear();
+    let index = match write_index(out, &sweep, &points, &outcomes) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("rdmasim: writing {}: {e}", out.join("index.csv").display());
+            return ExitCode::from(1);
+        }
+    };
+    let title = format!(
+        "rdmasim sweep: {} ({})",
+        base.scenario.name,
+        vary.iter().map(|v| v.path.as_str()).collect::<Vec<_>>().join(" x ")
+    );
+    let page = match ::report::sweep_page::write_sweep_report(out, &title) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("rdmasim: the sweep's report: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let failed: Vec<_> = points
+        .iter()
+        .zip(&outcomes)
+        .filter(|(_, o)| o.error.is_some())
+        .collect();
+    for (p, o) in &failed {
+        eprintln!(
+            "rdmasim: sweep: point {} ({}) failed (exit {}): {}",
+            p.index,
+            sweep.sets(p).join(" "),
+            o.exit_code.map_or("none".into(), |c| c.to_string()),
+            o.error.as_deref().unwrap_or("")
+        );
+    }
+    let printed = emit(|o| {
+        writeln!(o, "{} points ({} failed)", points.len(), failed.len())?;
+        writeln!(o, "wrote {}", index.display())?;
+        writeln!(o, "wrote {}", page.display())
+    });
+    match printed {
+        Err(c) => c,
+        Ok(()) if failed.is_empty() => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(1),
     }
 }
 

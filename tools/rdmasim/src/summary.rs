@@ -279,6 +279,14 @@ pub struct Manifest<'a> {
     pub events: u64,
     /// The record files written.
     pub files: Vec<String>,
+    /// The scenario as run: its text after `--set`, so a report or a rerun needs nothing else.
+    pub scenario: &'a str,
+    /// The recording window, `[start, end]` in simulated seconds.
+    pub recording_window_sec: [f64; 2],
+    /// `BeaconReportInterval`, in seconds.
+    pub beacon_interval_sec: f64,
+    /// Each pair's goodput in the recording window, as in the summary.
+    pub pairs: &'a [PairGoodput],
     /// The conservation check, as in the summary.
     pub conservation: &'a Conservation,
     /// The NICs' losses, as in the summary.
@@ -327,6 +335,13 @@ pub fn shard_manifest<'a>(
         wall_sec: summary.wall_sec,
         events: summary.events,
         files,
+        scenario: &loaded.text,
+        recording_window_sec: [
+            loaded.timeline.recording_start.as_secs_f64(),
+            loaded.timeline.recording_end.as_secs_f64(),
+        ],
+        beacon_interval_sec: loaded.timeline.beacon_interval.as_secs_f64(),
+        pairs: &summary.pairs,
         conservation: &summary.conservation,
         nic_losses: summary.nic_losses,
         watchdog: ManifestWatchdog {

@@ -354,14 +354,41 @@ fn topology_prints_every_node_as_dot() {
 
 #[test]
 fn help_documents_every_option() {
-    let cases: [(&[&str], &[&str]); 6] = [
-        (&["--help"], &["run", "validate", "plan", "topology", "serve"]),
+    let cases: [(&[&str], &[&str]); 8] = [
+        (
+            &["--help"],
+            &["run", "validate", "plan", "topology", "report", "sweep", "serve"],
+        ),
         (
             &["run", "--help"],
-            &["--out", "--name", "--set", "--json", "--quiet", "--strict", "SCENARIO"],
+            &[
+                "--out",
+                "--name",
+                "--set",
+                "--json",
+                "--quiet",
+                "--strict",
+                "--report",
+                "--pcap",
+                "--pcap-hosts",
+                "--pcap-direction",
+                "--pcap-from",
+                "--pcap-until",
+                "--pcap-max-packets",
+                "--shards",
+                "SCENARIO",
+            ],
+        ),
+        (&["report", "--help"], &["--name", "OUT"]),
+        (
+            &["sweep", "--help"],
+            &["--vary", "--seeds", "--out", "--jobs", "--quiet", "--set", "SCENARIO"],
         ),
         (&["validate", "--help"], &["--set", "SCENARIO"]),
-        (&["plan", "--help"], &["--format", "--set", "json", "text", "SCENARIO"]),
+        (
+            &["plan", "--help"],
+            &["--format", "--set", "--shards", "json", "text", "SCENARIO"],
+        ),
         (&["topology", "--help"], &["--set", "SCENARIO"]),
         (
             &["serve", "--help"],

@@ -127,3 +127,28 @@ impl Drop for TempDir {
         std::fs::remove_dir_all(&self.0).ok();
     }
 }
+
+/// Every `<svg>...</svg>` of `html` parses and renders, and draws something besides the white
+/// background; returns how many there are.
+pub fn render_every_plot(html: &str) -> usize {
+    let mut count = 0;
+    let mut rest = html;
+    while let Some(start) = rest.find("<svg") {
+        let end = start + rest[start..].find("</svg>").expect("svg end") + "</svg>".len();
+        let svg = &rest[start..end];
+        let tree = resvg::usvg::Tree::from_str(svg, &resvg::usvg::Options::default())
+            .unwrap_or_else(|e| panic!("plot {count} does not parse: {e}"));
+        let size = tree.size().to_int_size();
+        let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height()).expect("pixmap");
+        resvg::render(&tree, resvg::tiny_skia::Transform::default(), &mut pixmap.as_mut());
+        let inked = pixmap
+            .pixels()
+            .iter()
+            .filter(|p| p.red() < 200 || p.green() < 200 || p.blue() < 200)
+            .count();
+        assert!(inked > 2_000, "plot {count} draws almost nothing ({inked} pixels)");
+        count += 1;
+        rest = &rest[end..];
+    }
+    count
+}
