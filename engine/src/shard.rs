@@ -69,6 +69,41 @@ pub trait WindowSync {
     ) -> Window;
 }
 
+/// What a shard sends at a window's end (`collect`).
+pub struct Outgoing<B> {
+    /// The earliest of its pending events and of the values it sends (`SimTime::MAX`: none).
+    pub next: SimTime,
+    /// `out[destination][port]`, each batch as `pack` made it.
+    pub out: Vec<Vec<B>>,
+    /// Values sent.
+    pub sent: u64,
+}
+
+/// Moves what every port of `world` sends toward the other `n - 1` shards out of `queue`, each
+/// batch through `pack` (given its port, for the batch's bytes in another process).
+pub fn collect<B>(
+    world: &mut World,
+    queue: &mut EventQueue,
+    n: usize,
+    mut pack: impl FnMut(&dyn ShardPort, Option<Batch>) -> B,
+) -> Outgoing<B> {
+    let mut next = queue.peek_time().unwrap_or(SimTime::MAX);
+    let mut out: Vec<Vec<B>> = (0..n).map(|_| Vec::new()).collect();
+    let mut sent = 0;
+    if let Some(mut ports) = world.get_resource_mut::<ShardPorts>() {
+        for port in ports.0.iter_mut() {
+            let mut batches: Vec<Option<Batch>> = (0..n).map(|_| None).collect();
+            let (earliest, count) = port.collect(queue, &mut batches);
+            next = next.min(earliest);
+            sent += count;
+            for (dest, b) in batches.into_iter().enumerate() {
+                out[dest].push(pack(port.as_ref(), b));
+            }
+        }
+    }
+    Outgoing { next, out, sent }
+}
+
 /// What one shard left in a slot for the others at one window's end.
 #[derive(Default)]
 struct Slot {
@@ -168,19 +203,9 @@ impl WindowSync for ThreadSync {
         cap: SimTime,
         wish: Option<StopCause>,
     ) -> Window {
-        let mut next = queue.peek_time().unwrap_or(SimTime::MAX);
-        let mut out: Vec<Vec<Option<Batch>>> = (0..self.n).map(|_| Vec::new()).collect();
-        if let Some(mut ports) = world.get_resource_mut::<ShardPorts>() {
-            for port in ports.0.iter_mut() {
-                let mut batches: Vec<Option<Batch>> = (0..self.n).map(|_| None).collect();
-                let (earliest, count) = port.collect(queue, &mut batches);
-                next = next.min(earliest);
-                self.sent += count;
-                for (dest, b) in batches.into_iter().enumerate() {
-                    out[dest].push(b);
-                }
-            }
-        }
+        let outgoing = collect(world, queue, self.n, |_, b| b);
+        self.sent += outgoing.sent;
+        let (next, out) = (outgoing.next, outgoing.out);
         let set = &self.shared.slots[self.parity];
         *set[self.me].lock().expect("shard slot") = Slot { next, stop: wish, out };
         self.shared.barrier.wait();

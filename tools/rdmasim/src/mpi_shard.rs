@@ -78,22 +78,23 @@ impl WindowSync for MpiSync {
         cap: SimTime,
         wish: Option<StopCause>,
     ) -> Window {
-        let mut next = queue.peek_time().unwrap_or(SimTime::MAX);
         // For each destination: for each port, the batch's length (u64) then its bytes.
-        let mut out: Vec<Vec<u8>> = vec![Vec::new(); self.n];
-        let mut ports = world.get_resource_mut::<ShardPorts>();
-        if let Some(ports) = ports.as_deref_mut() {
-            for port in ports.0.iter_mut() {
-                let mut batches: Vec<Option<engine::shard::Batch>> = (0..self.n).map(|_| None).collect();
-                let (earliest, _) = port.collect(queue, &mut batches);
-                next = next.min(earliest);
-                for (dest, b) in batches.into_iter().enumerate() {
-                    let bytes = b.map(|b| port.encode(b)).unwrap_or_default();
-                    out[dest].extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-                    out[dest].extend_from_slice(&bytes);
+        let outgoing = engine::shard::collect(world, queue, self.n, |port, b| {
+            b.map(|b| port.encode(b)).unwrap_or_default()
+        });
+        let next = outgoing.next;
+        let out: Vec<Vec<u8>> = outgoing
+            .out
+            .into_iter()
+            .map(|batches| {
+                let mut bytes = Vec::new();
+                for b in batches {
+                    bytes.extend_from_slice(&(b.len() as u64).to_le_bytes());
+                    bytes.extend_from_slice(&b);
                 }
-            }
-        }
+                bytes
+            })
+            .collect();
         let mine = [next.ps(), stop_code(wish)];
         let mut all = vec![0u64; 2 * self.n];
         self.comm.all_gather_into(&mine[..], &mut all[..]);
@@ -108,7 +109,7 @@ impl WindowSync for MpiSync {
             let mut into = PartitionMut::new(&mut received[..], &recv_counts[..], &recv_at[..]);
             self.comm.all_to_all_varcount_into(&parts, &mut into);
         }
-        if let Some(ports) = ports.as_deref_mut() {
+        if let Some(mut ports) = world.get_resource_mut::<ShardPorts>() {
             // Rank order, then port order: the same in every run.
             for src in 0..self.n {
                 let mut bytes = &received[recv_at[src] as usize..(recv_at[src] + recv_counts[src]) as usize];

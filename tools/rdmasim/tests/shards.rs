@@ -196,3 +196,14 @@ fn a_link_without_delay_between_shards_is_refused_by_name() {
         "{err}"
     );
 }
+
+#[test]
+fn the_k64_scale_scenario_loads_and_splits_by_pod() {
+    // 65,536 hosts: 64 ports a switch need the raised shared buffer to pass the loader's
+    // lossless-headroom check; two shards get 32 pods, 32,768 hosts, each.
+    let loaded = load_path(&workspace().join("scenarios/scale/fat-tree-k64.ron"), &[]).expect("loads");
+    assert_eq!(loaded.topology.num_hosts, 65_536);
+    let p = rdmasim::shards::partition(&loaded, 2).expect("partition");
+    assert_eq!(p.hosts_per_shard(&loaded.topology), vec![32_768, 32_768]);
+    assert_eq!(p.lookahead, engine::SimTime::from_us(1));
+}
