@@ -20,7 +20,9 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod run_cli;
 mod serve_cli;
+mod sweep_cli;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -243,7 +245,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             out,
             jobs,
             quiet,
-        } => sweep(&args, &vary, seeds, &out, jobs, quiet),
+        } => sweep_cli::sweep(&args, &vary, seeds, &out, jobs, quiet),
         Command::Report { out, name } => match ::report::write_run_report(&out, name.as_deref()) {
             Ok(p) => emit(|o| writeln!(o, "wrote {}", p.display())).map_or_else(|c| c, |()| ExitCode::SUCCESS),
             Err(e) => {
@@ -357,7 +359,7 @@ fn dispatch(cli: Cli) -> ExitCode {
                 }
                 let rank0 = comm.rank() == 0;
                 let report = (with_report && rank0).then_some(out_dir.as_path());
-                return finish_run(result, &loaded, &setup, json, !rank0, report, Vec::new());
+                return run_cli::finish_run(result, &loaded, &setup, json, !rank0, report, Vec::new());
             }
             if shards > 1 && capture.is_some() {
                 eprintln!("rdmasim: --pcap: capture a run of one shard (leave --shards out)");
@@ -403,195 +405,8 @@ fn dispatch(cli: Cli) -> ExitCode {
                 after.push(format!("wrote {} ({} frames{capped})", path.display(), c.frames));
             }
             let report = with_report.then_some(out_dir.as_path());
-            finish_run(result, &loaded, &setup, json, false, report, after)
+            run_cli::finish_run(result, &loaded, &setup, json, false, report, after)
         }
-    }
-}
-
-/// Prints a run's summary and files (not on MPI ranks other than 0) and picks the exit code.
-/// `report`: also write the run's report into that folder; `after`: lines printed after the
-/// files written.
-fn finish_run(
-    result: std::io::Result<(rdmasim::summary::Summary, Vec<PathBuf>)>,
-    loaded: &Loaded,
-    setup: &RunSetup,
-    json: bool,
-    quiet_rank: bool,
-    report: Option<&std::path::Path>,
-    after: Vec<String>,
-) -> ExitCode {
-    match result {
-        Ok((summary, mut files)) => {
-            if let Some(dir) = report {
-                match ::report::write_run_report(dir, Some(setup.simulation_name(loaded))) {
-                    Ok(p) => files.push(p),
-                    Err(e) => {
-                        eprintln!("rdmasim: --report: {e}");
-                        return ExitCode::from(1);
-                    }
-                }
-            }
-            // Under mpirun, rank 0 prints the whole run's summary; the other ranks stay quiet.
-            let printed = if quiet_rank {
-                Ok(())
-            } else {
-                emit(|out| {
-                    if json {
-                        writeln!(out, "{}", serde_json::to_string_pretty(&summary).unwrap_or_default())
-                    } else {
-                        write!(out, "{}", summary)?;
-                        for f in &files {
-                            writeln!(out, "wrote {}", f.display())?;
-                        }
-                        for line in &after {
-                            writeln!(out, "{}", line.trim_end())?;
-                        }
-                        Ok(())
-                    }
-                })
-            };
-            if let Err(c) = printed {
-                return c;
-            }
-            if summary.failed() {
-                eprintln!("rdmasim: the run broke conservation (see the summary's violation lines): a bug");
-                return ExitCode::from(1);
-            }
-            if let Some(i) = &summary.interrupted {
-                eprintln!("rdmasim: interrupted by {} at {} s", i.signal, i.at_sim_time_sec);
-                return ExitCode::from(i.exit_code());
-            }
-            if summary.watchdog_failed(loaded) {
-                let w = &summary.watchdog;
-                for s in &w.stalls {
-                    eprintln!("rdmasim: watchdog: stalled {s}");
-                }
-                for d in &w.deadlocks {
-                    eprintln!("rdmasim: watchdog: {d}");
-                }
-                return ExitCode::from(1);
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => match rdmasim::open_error(&e) {
-            // The output folder or a file in it: where the user pointed `--out`.
-            Some(o) => {
-                eprintln!("rdmasim: --out: {o}");
-                ExitCode::from(2)
-            }
-            None => {
-                eprintln!("rdmasim: {e}");
-                ExitCode::from(1)
-            }
-        },
-    }
-}
-
-/// `rdmasim sweep`: checks every point, runs them, writes the index and the page.
-fn sweep(
-    args: &ScenarioArgs,
-    vary: &[rdmasim::sweep::Vary],
-    seeds: u64,
-    out: &std::path::Path,
-    jobs: Option<usize>,
-    quiet: bool,
-) -> ExitCode {
-    use rdmasim::sweep::{Sweep, points, write_index};
-    if seeds == 0 {
-        eprintln!("rdmasim: --seeds: at least 1");
-        return ExitCode::from(2);
-    }
-    if jobs == Some(0) {
-        eprintln!("rdmasim: --jobs: at least 1");
-        return ExitCode::from(2);
-    }
-    let base = match load(args) {
-        Ok(l) => l,
-        Err(c) => return c,
-    };
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("rdmasim: cannot find its own executable to run the points: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let sweep = Sweep {
-        scenario: &args.scenario,
-        set: &args.set,
-        vary,
-        out,
-        jobs: jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        exe,
-    };
-    let points = points(vary, base.scenario.simulation.RandomSeed, seeds);
-    if let Err(e) = sweep.check(&points) {
-        return report(&e);
-    }
-    if out.exists() && !out.is_dir() {
-        eprintln!("rdmasim: --out {}: exists and is not a folder", out.display());
-        return ExitCode::from(2);
-    }
-    if let Err(e) = std::fs::create_dir_all(out) {
-        eprintln!("rdmasim: --out {}: cannot create the folder: {e}", out.display());
-        return ExitCode::from(2);
-    }
-    let bar = if !quiet && std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(points.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} points {pos}/{len} [{bar:30}] {elapsed_precise} eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
-    let outcomes = sweep.run(&points, &|| bar.inc(1));
-    bar.finish_and_clear();
-    let index = match write_index(out, &sweep, &points, &outcomes) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("rdmasim: writing {}: {e}", out.join("index.csv").display());
-            return ExitCode::from(1);
-        }
-    };
-    let title = format!(
-        "rdmasim sweep: {} ({})",
-        base.scenario.name,
-        vary.iter().map(|v| v.path.as_str()).collect::<Vec<_>>().join(" x ")
-    );
-    let page = match ::report::sweep_page::write_sweep_report(out, &title) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("rdmasim: the sweep's report: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let failed: Vec<_> = points
-        .iter()
-        .zip(&outcomes)
-        .filter(|(_, o)| o.error.is_some())
-        .collect();
-    for (p, o) in &failed {
-        eprintln!(
-            "rdmasim: sweep: point {} ({}) failed (exit {}): {}",
-            p.index,
-            sweep.sets(p).join(" "),
-            o.exit_code.map_or("none".into(), |c| c.to_string()),
-            o.error.as_deref().unwrap_or("")
-        );
-    }
-    let printed = emit(|o| {
-        writeln!(o, "{} points ({} failed)", points.len(), failed.len())?;
-        writeln!(o, "wrote {}", index.display())?;
-        writeln!(o, "wrote {}", page.display())
-    });
-    match printed {
-        Err(c) => c,
-        Ok(()) if failed.is_empty() => ExitCode::SUCCESS,
-        Ok(()) => ExitCode::from(1),
     }
 }
 
