@@ -20,6 +20,10 @@ fn temp_dir(tag: &str) -> PathBuf {
 }
 
 fn spawn(out: &Path, sets: &[&str]) -> Child {
+    spawn_with(out, sets, &[])
+}
+
+fn spawn_with(out: &Path, sets: &[&str], extra: &[&str]) -> Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rdmasim"));
     cmd.args([
         "run",
@@ -28,6 +32,7 @@ fn spawn(out: &Path, sets: &[&str]) -> Child {
         "--out",
         out.to_str().unwrap(),
     ]);
+    cmd.args(extra);
     for s in sets {
         cmd.args(["--set", s]);
     }
@@ -166,6 +171,50 @@ fn sigint_stops_at_a_tick_with_exit_130() {
 #[test]
 fn sigterm_stops_at_a_tick_with_exit_143() {
     interrupt("TERM", "term", 143);
+}
+
+/// Two shards stop together: SIGINT reaches the process, the shards agree at a tick, and both
+/// stop there (a shard that stopped alone would leave the other waiting at the next window).
+#[test]
+fn sigint_stops_every_shard_at_the_same_tick() {
+    let out = temp_dir("shards");
+    let mut child = spawn_with(
+        &out,
+        &[&format!("simulation.BeaconReportInterval={INTERVAL_SEC}")],
+        &["--shards", "2"],
+    );
+    let shard_file = |record: &str, s: u32| out.join(format!("default-{record}-{s}.csv"));
+    let start = Instant::now();
+    while rows(&shard_file("beacon", 0)) < 100 || rows(&shard_file("beacon", 1)) < 100 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "rdmasim ended before it was signalled"
+        );
+        assert!(start.elapsed() < Duration::from_secs(300), "no beacon rows after 300 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    assert!(kill.unwrap().success());
+    let status = wait(&mut child, Duration::from_secs(120));
+    let stderr = std::fs::read_to_string(out.with_extension("stderr")).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    let at: Vec<f64> = (0..2)
+        .map(|s| {
+            let text = std::fs::read_to_string(out.join(format!("default-manifest-{s}.json"))).unwrap();
+            let m: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(m["shards"], 2, "{m}");
+            m["interrupted"]["at_sim_time_sec"].as_f64().unwrap()
+        })
+        .collect();
+    assert_eq!(at[0], at[1], "both shards stop at one tick");
+    let ticks = (at[0] / INTERVAL_SEC).round() as usize;
+    assert_eq!(rows(&shard_file("beacon", 0)), ticks);
+    assert_eq!(rows(&shard_file("beacon", 1)), ticks);
+    assert_whole_rows(&out);
+    std::fs::remove_dir_all(&out).ok();
+    for ext in ["stdout", "stderr"] {
+        std::fs::remove_file(out.with_extension(ext)).ok();
+    }
 }
 
 /// A 64 KiB tmpfs fills mid-run: a beacon row is about 150 bytes and there is one per 10 us of
