@@ -263,6 +263,18 @@ pub struct NicLosses {
     pub pfc_resume_sent: u64,
 }
 
+impl std::ops::AddAssign for NicLosses {
+    /// Adds another world's counts (the shards of one run).
+    fn add_assign(&mut self, o: NicLosses) {
+        self.receive_drops += o.receive_drops;
+        self.out_of_sequence += o.out_of_sequence;
+        self.timeouts += o.timeouts;
+        self.retransmitted += o.retransmitted;
+        self.pfc_pause_sent += o.pfc_pause_sent;
+        self.pfc_resume_sent += o.pfc_resume_sent;
+    }
+}
+
 /// Whether `now` lies in the recording window (the whole run when there is no timeline).
 #[inline]
 pub fn in_recording_window(window: (SimTime, SimTime), now: SimTime) -> bool {

@@ -158,13 +158,7 @@ pub fn merge(parts: &[Summary], crossed: &[models::shard::port::Crossed], wall: 
             w.bytes += x.bytes;
             w.gbps += x.gbps;
         }
-        let (l, r) = (&mut whole.nic_losses, &p.nic_losses);
-        l.receive_drops += r.receive_drops;
-        l.out_of_sequence += r.out_of_sequence;
-        l.timeouts += r.timeouts;
-        l.retransmitted += r.retransmitted;
-        l.pfc_pause_sent += r.pfc_pause_sent;
-        l.pfc_resume_sent += r.pfc_resume_sent;
+        whole.nic_losses += p.nic_losses;
         whole.watchdog.stalls.extend(p.watchdog.stalls.iter().cloned());
         whole.watchdog.deadlocks.extend(p.watchdog.deadlocks.iter().cloned());
     }
