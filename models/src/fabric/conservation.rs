@@ -65,6 +65,20 @@ pub struct ClassBalance {
     pub in_flight: Tally,
 }
 
+impl std::ops::AddAssign<&ClassBalance> for ClassBalance {
+    /// Adds another world's figures for the same class (the shards of one run).
+    fn add_assign(&mut self, o: &ClassBalance) {
+        self.lossless = o.lossless;
+        self.sent += o.sent;
+        self.delivered += o.delivered;
+        self.dropped_lossy_limit += o.dropped_lossy_limit;
+        self.dropped_headroom += o.dropped_headroom;
+        self.dropped_no_route += o.dropped_no_route;
+        self.dropped_fault += o.dropped_fault;
+        self.in_flight += o.in_flight;
+    }
+}
+
 impl ClassBalance {
     /// Every drop, whatever its cause.
     pub fn dropped(&self) -> Tally {

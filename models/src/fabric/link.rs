@@ -69,6 +69,13 @@ impl std::ops::AddAssign for Tally {
     }
 }
 
+impl std::ops::SubAssign for Tally {
+    fn sub_assign(&mut self, o: Tally) {
+        self.packets -= o.packets;
+        self.bytes -= o.bytes;
+    }
+}
+
 impl LinkDirection {
     #[allow(clippy::too_many_arguments)]
     /// A direction with its own event source and channel; its arrivals are `arrive` events

@@ -182,31 +182,16 @@ fn merge_conservation<'a>(
         pause += part.switch_pfc_pause_sent;
         resume += part.switch_pfc_resume_sent;
         for c in &part.classes {
-            let b = &mut bal[c.class as usize];
-            b.lossless = c.lossless;
-            b.sent += c.sent;
-            b.delivered += c.delivered;
-            b.dropped_lossy_limit += c.dropped_lossy_limit;
-            b.dropped_headroom += c.dropped_headroom;
-            b.dropped_no_route += c.dropped_no_route;
-            b.dropped_fault += c.dropped_fault;
-            b.in_flight += c.in_flight;
+            bal[c.class as usize] += c;
         }
     }
     for x in crossed {
         for (c, b) in bal.iter_mut().enumerate() {
-            b.sent = sub(b.sent, x.received[c]);
-            b.in_flight = sub(b.in_flight, x.out[c]);
+            b.sent -= x.received[c];
+            b.in_flight -= x.out[c];
         }
     }
     conservation::judge(bal, pause, resume)
-}
-
-fn sub(a: models::fabric::link::Tally, b: models::fabric::link::Tally) -> models::fabric::link::Tally {
-    models::fabric::link::Tally {
-        packets: a.packets - b.packets,
-        bytes: a.bytes - b.bytes,
-    }
 }
 
 /// The partition as `rdmasim plan --shards N` prints it: each shard's hosts and switches, and

@@ -1,4 +1,5 @@
-//! `mpirun -n N rdmasim run` (feature `mpi`): one shard per rank, the same rows as one world.
+//! `mpirun -n N rdmasim run` (feature `mpi`): one shard per rank, the same rows as one world at
+//! 2, 3 and 4 ranks.
 //! Run by `.ci/run` with `cargo test -p rdmasim --features mpi --test mpi`, after it installs
 //! Open MPI.
 #![cfg(feature = "mpi")]
@@ -55,13 +56,13 @@ fn rows(dir: &TempDir, sim: &str, record: &str) -> (usize, Vec<String>) {
     (files, rows)
 }
 
-/// Scenario `name` (simulation `sim`) under 2 and 3 ranks against one world.
+/// Scenario `name` (simulation `sim`) under 2, 3 and 4 ranks against one world.
 fn check(name: &str, sim: &str, sets: &[&str], tag: &str) {
     let one = TempDir::new(&format!("mpi-{tag}-1"));
     run(name, 1, &one, sets);
     let (_, expected) = rows(&one, sim, "rdma-perf");
     assert!(expected.len() > 100, "only {} rows", expected.len());
-    for ranks in [2, 3] {
+    for ranks in [2, 3, 4] {
         let dir = TempDir::new(&format!("mpi-{tag}-{ranks}"));
         run(name, ranks, &dir, sets);
         let (files, got) = rows(&dir, sim, "rdma-perf");
