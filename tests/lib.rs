@@ -29,10 +29,12 @@ pub fn scenario_path(file: &str) -> PathBuf {
     workspace_root().join("scenarios").join(file)
 }
 
-/// Every `scenarios/*.ron`, sorted by name.
+/// Every `scenarios/*.ron` and `scenarios/cc/*.ron`, sorted by path.
 pub fn all_scenarios() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(workspace_root().join("scenarios"))
-        .expect("scenarios/ is readable")
+    // The top of scenarios/ and the controllers' folder, scenarios/cc.
+    let mut files: Vec<PathBuf> = ["scenarios", "scenarios/cc"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(workspace_root().join(d)).expect("scenarios/ is readable"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "ron"))
         .collect();
