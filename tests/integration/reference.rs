@@ -121,11 +121,16 @@ fn check_table<T: DeserializeOwned + Debug>(doc: &Doc, marker: &str, base: &[(&s
     problems
 }
 
+/// The scenario files at the top of `scenarios/` and in `scenarios/cc/` (as `cc/name.ron`).
 fn scenario_files() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(root().join("scenarios"))
-        .expect("scenarios/ exists")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let mut names: Vec<String> = [("scenarios", ""), ("scenarios/cc", "cc/")]
+        .iter()
+        .flat_map(|&(dir, prefix)| {
+            std::fs::read_dir(root().join(dir))
+                .expect("scenarios/ exists")
+                .filter_map(|e| e.ok())
+                .map(move |e| format!("{prefix}{}", e.file_name().to_string_lossy()))
+        })
         .filter(|n| n.ends_with(".ron"))
         .collect();
     names.sort();
@@ -185,6 +190,7 @@ fn every_config_field_has_a_checked_row() {
     p.extend(check_table::<EcnConfig>(&doc, "`EcnConfig`", &[]));
     p.extend(check_table::<oq_switch::OqSwitchConfig>(&doc, "`OqSwitchConfig`", &[]));
     p.extend(check_table::<RoceNicConfig>(&doc, "`RoceNicConfig`", &[]));
+    p.extend(check_table::<hpcc::HpccConfig>(&doc, "`HpccConfig`", &[]));
     p.extend(check_table::<BufferManager>(&doc, "`BufferManager`", &[]));
     p.extend(check_table::<IngressBufferManager>(&doc, "`IngressBufferManager`", &[]));
     p.extend(check_table::<models::pcie::PcieConfig>(&doc, "`PcieConfig`", &[]));
