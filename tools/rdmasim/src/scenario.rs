@@ -36,6 +36,9 @@ pub struct Scenario {
     /// The progress watchdog: stall and PFC deadlock timeouts, and whether a finding fails the run.
     #[serde(default)]
     pub watchdog: models::watchdog::WatchdogConfig,
+    /// Telemetry records sampled at an interval: `cc-rate`, `queue-depth`. Default off.
+    #[serde(default)]
+    pub telemetry: models::telemetry::TelemetryConfig,
     /// Injected faults: `Loss(..)`, `LinkDown(..)` on links, `SlowReceiver(..)` on a NIC. Default none.
     #[serde(default)]
     pub faults: models::fabric::faults::FaultConfig,
