@@ -311,7 +311,10 @@ pub fn check_hook_order(c: &Controller, o: &Outcome) {
                     assert!(sent(psn), "{at}: echoes a PSN not sent");
                     // Every run of the suite is on a star: one switch, one record.
                     assert_eq!(hops.as_slice().len(), 1, "{at}: hop records");
-                    assert!(hops.as_slice().iter().all(|h| h.time < call.now), "{at}: a record from the future");
+                    assert!(
+                        hops.as_slice().iter().all(|h| h.time < call.now),
+                        "{at}: a record from the future"
+                    );
                 }
                 Hook::Cnp => assert!(o.feedback.cnp, "{at}: CNP not asked for"),
                 Hook::Timer => assert!(call.gate.wake_at <= call.now, "{at}: before {}", call.gate.wake_at),

@@ -29,7 +29,10 @@ fn run(file: &str, edit: impl Fn(String) -> String) -> Run {
     app.world.resource_mut::<Tracers>().subscribe(tracer.clone());
     run_built(&mut app, &loaded);
     let trace = tracer.events();
-    let switch_pauses: u64 = Switches::counters(&app.world).iter().map(|(_, c)| c.pfc_pause_sent).sum();
+    let switch_pauses: u64 = Switches::counters(&app.world)
+        .iter()
+        .map(|(_, c)| c.pfc_pause_sent)
+        .sum();
     let nic_pauses = trace
         .iter()
         .filter(|e| e.point == TracePoint::PfcSent && e.packet.is_some_and(|p| p.aux == 1))

@@ -77,10 +77,10 @@ mod choice;
 
 pub use choice::CcChoice;
 
+use crate::int::IntHop;
 use engine::SimTime;
 use engine::registry::{Registered, Registry};
 use engine::scenario::FieldError;
-use crate::int::IntHop;
 use engine::units::Rate;
 use std::fmt::Debug;
 

@@ -41,7 +41,13 @@ impl OqSwitch {
     #[inline]
     fn send(&mut self, fabric: &FabricIndex, q: &mut EventQueue, now: SimTime, out: u16, pkt: Packet) -> SimTime {
         if pkt.int != 0 {
-            record_hop(fabric, &pkt, &self.wires[out as usize], now, self.ports[out as usize].bytes);
+            record_hop(
+                fabric,
+                &pkt,
+                &self.wires[out as usize],
+                now,
+                self.ports[out as usize].bytes,
+            );
         }
         self.counters.packets += 1;
         self.counters.bytes += pkt.bytes as u64;

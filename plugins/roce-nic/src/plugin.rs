@@ -54,7 +54,7 @@ impl Plugin for RoceNicPlugin {
             ecn_echo: feedback.ecn_echo,
             // The fabric's table, once built (`build_nics`).
             int: None,
-            header_bytes: self.config.HeaderBytes.0 + if feedback.int { models::int::HEADER_BYTES as u64 } else { 0 },
+            header_bytes: self.config.HeaderBytes.0 + feedback.int as u64 * models::int::HEADER_BYTES as u64,
         };
         if feedback.int {
             app.insert_resource(models::int::IntRequested);

@@ -11,8 +11,7 @@
 use engine::SimTime;
 use engine::scenario::FieldError;
 use models::cc::{
-    Acked, CONTROLLERS, CcChoice, CcModel, CongestionControl, EcnEcho, Feedback, Gate, IntEcho, Nak, QpInfo,
-    Sent,
+    Acked, CONTROLLERS, CcChoice, CcModel, CongestionControl, EcnEcho, Feedback, Gate, IntEcho, Nak, QpInfo, Sent,
 };
 use models::int::Hops;
 use serde::Deserialize;
@@ -152,7 +151,14 @@ impl Recording {
             Hook::Nak(nak) => c.on_nak(now, gate, &nak),
             Hook::Cnp => c.on_cnp(now, gate),
             Hook::EcnEcho(echo) => c.on_ecn_echo(now, gate, &echo),
-            Hook::Int(psn, hops) => c.on_int(now, gate, &IntEcho { psn, hops: hops.as_slice() }),
+            Hook::Int(psn, hops) => c.on_int(
+                now,
+                gate,
+                &IntEcho {
+                    psn,
+                    hops: hops.as_slice(),
+                },
+            ),
             Hook::Timeout => c.on_timeout(now, gate),
             Hook::Timer => c.on_timer(now, gate),
         }
