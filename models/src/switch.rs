@@ -18,7 +18,7 @@
 //!
 //! **In-band telemetry.** A model pushes a hop record into every packet it sends on that
 //! carries INT (`Packet::int` is not 0, only when a controller asks for it, `models::int`):
-//! just before launching it, `if pkt.int != 0 { record_hop(fabric, &pkt, wire, now, queued) }`
+//! just before launching it, `if pkt.int != 0 { record_hop(fabric, pkt.int, pkt.kind, wire, now, queued) }`
 //! with the port's link direction and the bytes still waiting at the port. The test is one
 //! branch that is never taken in a run without INT; the record is made out of line.
 //!
@@ -169,15 +169,24 @@ pub fn route(fabric: &FabricIndex, node: u32, pkt: &Packet) -> Option<u16> {
     }
 }
 
-/// Pushes the hop record of the egress port whose link direction is `wire` into `pkt`'s INT
-/// stack, as the switch sends `pkt` at `now` with `queued` bytes left waiting at the port:
-/// the time, the bytes the direction sent before it, `queued` and the line rate. Data packets
-/// only (an ACK carries its data packet's records back untouched). Call it only for a packet
-/// whose `int` is not 0 (see the module's doc), just before `LinkDirection::launch`.
+/// Pushes the hop record of the egress port whose link direction is `wire` into the INT stack
+/// `int` (`Packet::int`) of a packet of `kind` the switch sends at `now` with `queued` bytes
+/// left waiting at the port: the time, the bytes the direction sent before it, `queued` and the
+/// line rate. Data packets only (an ACK carries its data packet's records back untouched). Call
+/// it only when `int` is not 0 (see the module's doc), just before `LinkDirection::launch`. It
+/// takes the packet's fields by value: a reference would make the hot path keep the packet in
+/// memory for a call that never happens without INT.
 #[cold]
 #[inline(never)]
-pub fn record_hop(fabric: &FabricIndex, pkt: &Packet, wire: &LinkDirection, now: SimTime, queued: u64) {
-    if pkt.kind != crate::packet::PacketKind::Data {
+pub fn record_hop(
+    fabric: &FabricIndex,
+    int: u32,
+    kind: crate::packet::PacketKind,
+    wire: &LinkDirection,
+    now: SimTime,
+    queued: u64,
+) {
+    if kind != crate::packet::PacketKind::Data {
         return;
     }
     if let Some(t) = fabric.int.as_deref() {
@@ -187,7 +196,7 @@ pub fn record_hop(fabric: &FabricIndex, pkt: &Packet, wire: &LinkDirection, now:
             qlen: queued,
             rate: wire.rate,
         };
-        t.push(pkt.int, hop);
+        t.push(int, hop);
     }
 }
 

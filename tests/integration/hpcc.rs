@@ -146,3 +146,27 @@ fn fifteen_to_one_keeps_the_queue_near_empty_and_goodput_up() {
         none.pauses
     );
 }
+
+#[test]
+fn the_output_queued_switch_pushes_int_too() {
+    // The ideal output-queued switch has no PFC and an unbounded buffer: only HPCC, fed by the
+    // records this switch pushes, keeps its queue short. Same window and bound as on the
+    // shared-buffer switch.
+    let r = run("hpcc-incast-15to1.ron", |t| {
+        t.replace(
+            "    topology: Star(",
+            "    switch: OutputQueued(()),\n    topology: Star(",
+        )
+    });
+    let rx = received(&r.trace);
+    let (from, to) = (300 * US, 1000 * US);
+    let q = queue_bytes(&rx, from, to);
+    let mean = q.iter().sum::<f64>() / q.len() as f64;
+    let g = goodput(&rx, None, from, to);
+    eprintln!(
+        "15-to-1 on OutputQueued: queue mean {mean:.0} B, goodput {:.1} Gbps",
+        g / 1e9
+    );
+    assert!(mean < 4.0 * 4196.0, "mean queue {mean:.0} B");
+    assert!(g > 0.9 * LINE_BPS, "goodput {:.1} Gbps", g / 1e9);
+}

@@ -43,7 +43,8 @@ impl OqSwitch {
         if pkt.int != 0 {
             record_hop(
                 fabric,
-                &pkt,
+                pkt.int,
+                pkt.kind,
                 &self.wires[out as usize],
                 now,
                 self.ports[out as usize].bytes,

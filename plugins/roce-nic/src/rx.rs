@@ -46,13 +46,14 @@ impl Parts<'_> {
         match pkt.kind {
             PacketKind::Data => {
                 // The ACK answering a packet with INT takes its hop stack; else it ends here.
-                if !self.rx_data(q, ctx, pkt) && pkt.int != 0 {
-                    close_int(ctx, pkt.int);
+                let int = pkt.int;
+                if !self.rx_data(q, ctx, pkt) && int != 0 {
+                    close_int(ctx, int);
                 }
             }
             PacketKind::Ack => {
                 if pkt.int != 0 {
-                    self.rx_int(q, ctx, &pkt);
+                    self.rx_int(q, ctx, pkt.int, pkt.qp, pkt.psn);
                 }
                 self.rx_ack(q, ctx, pkt, out)
             }
@@ -122,14 +123,15 @@ impl Parts<'_> {
     /// An ACK echoing INT records reached the sender: its controller's `on_int`, and the stack
     /// is closed.
     #[cold]
-    fn rx_int(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: &Packet) {
-        let hops = close_int(ctx, pkt.int);
-        let Some(qpn) = self.initiator_qp(pkt.qp) else { return };
+    #[inline(never)]
+    fn rx_int(&mut self, q: &mut EventQueue, ctx: &Ctx, int: u32, qp: u32, psn: u32) {
+        let hops = close_int(ctx, int);
+        let Some(qpn) = self.initiator_qp(qp) else { return };
         let Some(cc) = self.nic.qps[qpn as usize].cc.as_deref_mut() else {
             return;
         };
         let echo = models::cc::IntEcho {
-            psn: pkt.psn,
+            psn,
             hops: hops.as_slice(),
         };
         cc.cc.on_int(q.now(), &echo);
@@ -456,6 +458,8 @@ impl Parts<'_> {
 }
 
 /// Closes INT stack `id` in the fabric's table, returning its records.
+#[cold]
+#[inline(never)]
 fn close_int(ctx: &Ctx, id: u32) -> models::int::Hops {
     ctx.int.as_deref().map_or_else(Default::default, |t| t.close(id))
 }

@@ -355,7 +355,10 @@ impl Parts<'_> {
             class: qp.class,
             ecn: ecn::ECT0,
             ack_req: i + 1 == a.packets,
-            int: ctx.int.as_deref().map_or(0, models::int::IntTable::open),
+            int: match ctx.int.as_deref() {
+                None => 0,
+                Some(t) => open_int(t),
+            },
         };
         let all_sent = a.sent == a.packets;
         if all_sent {
@@ -476,4 +479,12 @@ impl Parts<'_> {
         self.wake_fetch_waiters(ctx, now, c);
         self.pump(q, ctx);
     }
+}
+
+/// A new INT stack for a data packet (only with INT): out of line, off the send path of a run
+/// without it.
+#[cold]
+#[inline(never)]
+fn open_int(t: &models::int::IntTable) -> u32 {
+    t.open()
 }

@@ -30,10 +30,11 @@ pub fn receive(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_por
         };
         if sw.can_cut_through(now, out, pkt.class) {
             // The port is free and nothing waits: admitted and sent in one step.
-            if let Some(pkt) = sw.forward(in_port, out, pkt, &mut frames) {
-                if pkt.int != 0 {
-                    record_hop(fabric, &pkt, sw.wire(out), now, sw.port_bytes(out));
-                }
+            // A packet with INT takes its own way (out of line), so this path stays what it is
+            // without INT: a look at the returned packet costs the copy its direct store.
+            if pkt.int != 0 {
+                cut_through_int(fabric, sw, q, in_port, out, pkt, &mut frames);
+            } else if let Some(pkt) = sw.forward(in_port, out, pkt, &mut frames) {
                 sw.wire_mut(out).launch(q, now, pkt);
             }
         } else if sw.enqueue(in_port, out, pkt, &mut frames) {
@@ -42,6 +43,25 @@ pub fn receive(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_por
     }
     if !frames.is_empty() {
         launch_frames(fabric, sw, q, &frames);
+    }
+}
+
+/// The cut-through of a packet with INT: `forward`, then its hop record, then the launch.
+#[cold]
+#[inline(never)]
+fn cut_through_int(
+    fabric: &FabricIndex,
+    sw: &mut Switch,
+    q: &mut EventQueue,
+    in_port: u16,
+    out: u16,
+    pkt: Packet,
+    frames: &mut Frames,
+) {
+    let now = q.now();
+    if let Some(pkt) = sw.forward(in_port, out, pkt, frames) {
+        record_hop(fabric, pkt.int, pkt.kind, sw.wire(out), now, sw.port_bytes(out));
+        sw.wire_mut(out).launch(q, now, pkt);
     }
 }
 
@@ -97,7 +117,7 @@ fn kick(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16, fr
         return;
     };
     if pkt.int != 0 {
-        record_hop(fabric, &pkt, sw.wire(port), now, sw.port_bytes(port));
+        record_hop(fabric, pkt.int, pkt.kind, sw.wire(port), now, sw.port_bytes(port));
     }
     let d = sw.wire_mut(port);
     let end = d.launch(q, now, pkt);
