@@ -44,13 +44,8 @@ impl Parts<'_> {
         };
         self.trace(point, q.now(), Some(pkt), None);
         match pkt.kind {
-            PacketKind::Data => {
-                // The ACK answering a packet with INT takes its hop stack; else it ends here.
-                let int = pkt.int;
-                if !self.rx_data(q, ctx, pkt) && int != 0 {
-                    close_int(ctx, int);
-                }
-            }
+            PacketKind::Data if pkt.int != 0 => self.rx_data_int(q, ctx, pkt),
+            PacketKind::Data => self.rx_data(q, ctx, pkt),
             PacketKind::Ack => {
                 if pkt.int != 0 {
                     self.rx_int(q, ctx, pkt.int, pkt.qp, pkt.psn);
@@ -138,14 +133,25 @@ impl Parts<'_> {
         self.arm_cc_timer(q, ctx, qpn);
     }
 
-    /// Handles a data packet; true if an ACK answering it went (and took its INT stack).
-    fn rx_data(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet) -> bool {
+    /// A data packet with INT: the ACK answering it takes its hop stack; if none does, the
+    /// stack ends here. Out of line, so that `rx_data` stays as it is without INT.
+    #[cold]
+    #[inline(never)]
+    fn rx_data_int(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet) {
+        let (int, acks) = (pkt.int, self.nic.counters.acks_sent);
+        self.rx_data(q, ctx, pkt);
+        if self.nic.counters.acks_sent == acks {
+            close_int(ctx, int);
+        }
+    }
+
+    fn rx_data(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet) {
         let now = q.now();
         let Some(qp) = self.nic.qps.get(pkt.qp as usize) else {
-            return false;
+            return;
         };
         if qp.role != QpRole::Responder {
-            return false;
+            return;
         }
         let (expected, remote_qpn, flow) = (qp.expected_psn, qp.remote_qpn, qp.flow);
         if pkt.is_ce() && ctx.reacts_to_ce() {
@@ -161,7 +167,7 @@ impl Parts<'_> {
                 let nak = self.reply(&pkt, PacketKind::Nak, expected, now, remote_qpn, flow);
                 self.send_ctrl(q, ctx, nak, false);
             }
-            return false;
+            return;
         }
         if pkt.psn < expected {
             // A duplicate from a go-back-N resend: re-acknowledge so the sender moves on.
@@ -170,9 +176,8 @@ impl Parts<'_> {
                 let mut ack = self.ack(&pkt, expected - 1, now, remote_qpn, flow);
                 ack.aux = self.echo(ctx, pkt.qp);
                 self.send_ctrl(q, ctx, ack, false);
-                return true;
             }
-            return false;
+            return;
         }
         let c = pkt.class as usize & 7;
         self.drain_writes(now, c);
@@ -181,7 +186,7 @@ impl Parts<'_> {
             // Only when PFC could not hold the sender back; go-back-N recovers it.
             self.nic.counters.ingress_drops += 1;
             self.trace(TracePoint::PacketDropped, now, Some(pkt), None);
-            return false;
+            return;
         }
         self.nic.ingress_used[c] += held;
         let peak = &mut self.nic.counters.ingress_peak[c];
@@ -200,8 +205,7 @@ impl Parts<'_> {
         qp.expected_psn += 1;
         qp.nak_sent = false;
         qp.since_ack += 1;
-        let acked = pkt.ack_req || (every > 0 && qp.since_ack >= every);
-        if acked {
+        if pkt.ack_req || (every > 0 && qp.since_ack >= every) {
             qp.since_ack = 0;
             self.nic.counters.acks_sent += 1;
             let mut ack = self.ack(&pkt, pkt.psn, now, remote_qpn, flow);
@@ -217,7 +221,6 @@ impl Parts<'_> {
         if self.nic.upstream_paused[c] {
             self.arm_resume(q, ctx, c);
         }
-        acked
     }
 
     /// Notification point: CE-marked data reached Responder queue pair `pkt.qp`. Sends its
