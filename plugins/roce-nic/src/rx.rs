@@ -44,8 +44,13 @@ impl Parts<'_> {
         };
         self.trace(point, q.now(), Some(pkt), None);
         match pkt.kind {
-            PacketKind::Data if pkt.int != 0 => self.rx_data_int(q, ctx, pkt),
-            PacketKind::Data => self.rx_data(q, ctx, pkt),
+            PacketKind::Data => {
+                // The ACK answering a packet with INT takes its hop stack; else it ends here.
+                let int = pkt.int;
+                if !self.rx_data(q, ctx, pkt) && int != 0 {
+                    close_int(ctx, int);
+                }
+            }
             PacketKind::Ack => {
                 if pkt.int != 0 {
                     self.rx_int(q, ctx, pkt.int, pkt.qp, pkt.psn);
@@ -133,25 +138,14 @@ impl Parts<'_> {
         self.arm_cc_timer(q, ctx, qpn);
     }
 
-    /// A data packet with INT: the ACK answering it takes its hop stack; if none does, the
-    /// stack ends here. Out of line, so that `rx_data` stays as it is without INT.
-    #[cold]
-    #[inline(never)]
-    fn rx_data_int(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet) {
-        let (int, acks) = (pkt.int, self.nic.counters.acks_sent);
-        self.rx_data(q, ctx, pkt);
-        if self.nic.counters.acks_sent == acks {
-            close_int(ctx, int);
-        }
-    }
-
-    fn rx_data(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet) {
+    /// Handles a data packet; true if an ACK answering it went (and took its INT stack).
+    fn rx_data(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet) -> bool {
         let now = q.now();
         let Some(qp) = self.nic.qps.get(pkt.qp as usize) else {
-            return;
+            return false;
         };
         if qp.role != QpRole::Responder {
-            return;
+            return false;
         }
         let (expected, remote_qpn, flow) = (qp.expected_psn, qp.remote_qpn, qp.flow);
         if pkt.is_ce() && ctx.reacts_to_ce() {
@@ -167,7 +161,7 @@ impl Parts<'_> {
                 let nak = self.reply(&pkt, PacketKind::Nak, expected, now, remote_qpn, flow);
                 self.send_ctrl(q, ctx, nak, false);
             }
-            return;
+            return false;
         }
         if pkt.psn < expected {
             // A duplicate from a go-back-N resend: re-acknowledge so the sender moves on.
@@ -176,8 +170,9 @@ impl Parts<'_> {
                 let mut ack = self.ack(&pkt, expected - 1, now, remote_qpn, flow);
                 ack.aux = self.echo(ctx, pkt.qp);
                 self.send_ctrl(q, ctx, ack, false);
+                return true;
             }
-            return;
+            return false;
         }
         let c = pkt.class as usize & 7;
         self.drain_writes(now, c);
@@ -186,7 +181,7 @@ impl Parts<'_> {
             // Only when PFC could not hold the sender back; go-back-N recovers it.
             self.nic.counters.ingress_drops += 1;
             self.trace(TracePoint::PacketDropped, now, Some(pkt), None);
-            return;
+            return false;
         }
         self.nic.ingress_used[c] += held;
         let peak = &mut self.nic.counters.ingress_peak[c];
@@ -205,7 +200,8 @@ impl Parts<'_> {
         qp.expected_psn += 1;
         qp.nak_sent = false;
         qp.since_ack += 1;
-        if pkt.ack_req || (every > 0 && qp.since_ack >= every) {
+        let acked = pkt.ack_req || (every > 0 && qp.since_ack >= every);
+        if acked {
             qp.since_ack = 0;
             self.nic.counters.acks_sent += 1;
             let mut ack = self.ack(&pkt, pkt.psn, now, remote_qpn, flow);
@@ -221,6 +217,7 @@ impl Parts<'_> {
         if self.nic.upstream_paused[c] {
             self.arm_resume(q, ctx, c);
         }
+        acked
     }
 
     /// Notification point: CE-marked data reached Responder queue pair `pkt.qp`. Sends its
