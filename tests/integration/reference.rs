@@ -200,6 +200,11 @@ fn every_config_field_has_a_checked_row() {
         &[],
     ));
     p.extend(check_table::<flows::FlowsConfig>(&doc, "`FlowsConfig`", &[]));
+    p.extend(check_table::<models::telemetry::TelemetryConfig>(
+        &doc,
+        "`TelemetryConfig`",
+        &[],
+    ));
     p.extend(check_table::<flows::FlowSpec>(
         &doc,
         "`FlowSpec`",
@@ -352,6 +357,13 @@ fn the_output_tables_match_a_run() {
         first_cells("`rdma-perf` columns"),
         perf,
         "the rdma-perf table, in file order"
+    );
+
+    // The telemetry records write these headers (their rows: tools/rdmasim/tests/telemetry.rs).
+    assert_eq!(first_cells("`cc-rate` columns"), models::telemetry::CC_RATE_COLUMNS);
+    assert_eq!(
+        first_cells("`queue-depth` columns"),
+        models::telemetry::QUEUE_DEPTH_COLUMNS
     );
 
     // The beacon's columns depend on the plugins a scenario selects: the table lists every
