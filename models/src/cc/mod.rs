@@ -209,6 +209,10 @@ pub trait CongestionControl: Debug + Send + Sync + 'static {
     fn on_timeout(&mut self, _now: SimTime, _gate: &mut Gate) {}
     /// The controller's own timer (`Gate::wake_at`) came due.
     fn on_timer(&mut self, _now: SimTime, _gate: &mut Gate) {}
+    /// The controller's current sending rate, for telemetry (`cc-rate` record); `None`: it has none.
+    fn rate(&self) -> Option<Rate> {
+        None
+    }
     /// For tests and beacon columns that read a controller's own state.
     fn as_any(&self) -> &dyn std::any::Any;
 }
