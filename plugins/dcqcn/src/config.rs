@@ -1,7 +1,7 @@
 //! `Dcqcn((...))`: the reaction point's parameters, named as ns-3's DCQCN (`RateAI`,
 //! `AlphaResumInterval`, ...) names them, with their checks. Defaults are the paper's where it
-//! gives one (Zhu et al., SIGCOMM 2015); `scenarios/README.md` lists each with its ns-3 and
-//! mlx5 counterpart.
+//! gives one (Zhu et al., SIGCOMM 2015), its rate steps scaled from 40 to 400 Gbps;
+//! `scenarios/README.md` lists each with its ns-3 and mlx5 counterpart.
 
 use engine::SimTime;
 use engine::scenario::FieldError;
@@ -28,9 +28,10 @@ pub struct DcqcnConfig {
     /// F: increase events of fast recovery, and the stage count past which the additive and the
     /// hyper increase begin. Default 5 (the paper, ns-3).
     pub FastRecoveryTimes: u32,
-    /// R_AI: the target rate's step in additive increase. Default 40 Mbps (the paper).
+    /// R_AI: the target rate's step in additive increase. Default 400 Mbps: the paper's 40 Mbps
+    /// at 40 Gbps, scaled to 400 Gbps (HPCC's ns-3 scripts scale it with the link rate too).
     pub RateAI: Rate,
-    /// R_HAI: the target rate's step (times i) in hyper increase. Default 400 Mbps (ours: 10 x
+    /// R_HAI: the target rate's step (times i) in hyper increase. Default 4 Gbps (ours: 10 x
     /// `RateAI`, the ratio of ns-3's and mlx5's defaults).
     pub RateHAI: Rate,
     /// The rate no cut goes below. Default 100 Mbps (ns-3).
@@ -55,10 +56,10 @@ impl DcqcnConfig {
     pub const DEFAULT_BYTE_COUNTER_BYTES: u64 = 10_000_000;
     /// Default `FastRecoveryTimes`.
     pub const DEFAULT_FAST_RECOVERY_TIMES: u32 = 5;
-    /// Default `RateAI`, in bits per second: 40 Mbps.
-    pub const DEFAULT_RATE_AI_BPS: u64 = 40_000_000;
-    /// Default `RateHAI`, in bits per second: 400 Mbps.
-    pub const DEFAULT_RATE_HAI_BPS: u64 = 400_000_000;
+    /// Default `RateAI`, in bits per second: 400 Mbps.
+    pub const DEFAULT_RATE_AI_BPS: u64 = 400_000_000;
+    /// Default `RateHAI`, in bits per second: 4 Gbps.
+    pub const DEFAULT_RATE_HAI_BPS: u64 = 4_000_000_000;
     /// Default `MinRate`, in bits per second: 100 Mbps.
     pub const DEFAULT_MIN_RATE_BPS: u64 = 100_000_000;
 
