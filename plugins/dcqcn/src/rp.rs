@@ -189,8 +189,9 @@ impl Dcqcn {
 
 impl CongestionControl for Dcqcn {
     fn on_send(&mut self, _now: SimTime, gate: &mut Gate, sent: &Sent) {
-        // Before the first cut the queue pair runs at line rate: nothing to pace or count.
-        if self.cuts == 0 {
+        // Before the first cut, and once back at line rate, nothing to pace or count: the port
+        // is the only limit, and the queue pair costs one branch a packet.
+        if self.cuts == 0 || self.at_line() {
             return;
         }
         self.sent(sent.bytes as u64);

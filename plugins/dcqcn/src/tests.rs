@@ -204,6 +204,10 @@ fn back_at_line_rate_the_timer_stops() {
     // Rc halves towards 400 from 200: 300, 350, then Rt is capped at 400 and Rc creeps up by
     // halving the gap until it is within an ulp of 400.
     assert!(rp.timer_stage > 3);
+    // Back at line rate a send leaves the gate as it is: the port is the only limit.
+    let mut gate = models::cc::Gate::OPEN;
+    rp.on_send(us(t), &mut gate, &sent(us(t), 4154));
+    assert_eq!(gate, models::cc::Gate::OPEN);
 }
 
 #[test]
