@@ -6,7 +6,7 @@
 
 use crate::dispatch::{Handler, Handlers};
 use crate::event::{EventKind, EventQueue};
-use crate::phases::{BeaconTick, Build, Finish, Start};
+use crate::phases::{BeaconTick, Build, Finish, Sample, Start};
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::{IntoScheduleConfigs, ScheduleLabel};
 use std::any::TypeId;
@@ -101,12 +101,18 @@ impl Default for App {
 }
 
 impl App {
-    /// An empty app: the event queue, beacon columns and the four phase schedules.
+    /// An empty app: the event queue, beacon columns and the five phase schedules.
     pub fn new() -> Self {
         let mut world = World::new();
         world.insert_resource(EventQueue::new());
         world.insert_resource(crate::beacon::BeaconColumns::default());
-        for label in [Build.intern(), Start.intern(), BeaconTick.intern(), Finish.intern()] {
+        for label in [
+            Build.intern(),
+            Start.intern(),
+            BeaconTick.intern(),
+            Sample.intern(),
+            Finish.intern(),
+        ] {
             let mut schedule = Schedule::new(label);
             // Phases run rarely and must be deterministic: one thread, ambiguities are errors.
             schedule.set_executor(bevy_ecs::schedule::SingleThreadedExecutor::new());
@@ -186,7 +192,7 @@ impl App {
         kind
     }
 
-    /// Adds systems to a phase schedule (`Build`, `Start`, `BeaconTick`, `Finish`).
+    /// Adds systems to a phase schedule (`Build`, `Start`, `BeaconTick`, `Sample`, `Finish`).
     pub fn add_systems<M>(
         &mut self,
         phase: impl ScheduleLabel,

@@ -62,9 +62,9 @@ pub mod prelude {
     pub use crate::dispatch::Handler;
     pub use crate::event::{ChannelKey, EventKind, EventQueue, Payload, SimEvent, SourceId, TypedKind};
     pub use crate::params::{SimulationParameters, Timeline};
-    pub use crate::phases::{BeaconTick, Build, Finish, Start};
+    pub use crate::phases::{BeaconTick, Build, Finish, Sample, Start};
     pub use crate::records::{RecordId, Records};
-    pub use crate::run::{RunInfo, RunOptions, RunStats, StopCause};
+    pub use crate::run::{RunInfo, RunOptions, RunStats, SampleInterval, StopCause};
     pub use crate::time::SimTime;
     pub use crate::units::{Duration, Rate, Size};
 }

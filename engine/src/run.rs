@@ -3,6 +3,8 @@
 //! ```text
 //! Build -> Start -> [events before the next tick -> BeaconTick -> beacon row]* -> Finish
 //! ```
+//! With a `SampleInterval`, the events between ticks also stop at every sample time for the
+//! `Sample` phase (handlers paused, so its systems see every model's state).
 //! Events at exactly a tick's time run after that tick's row, so a row shows the state at the
 //! instant of its timestamp. Events at or after the stop time never run.
 //!
@@ -13,7 +15,7 @@
 use crate::app::App;
 use crate::beacon::BeaconColumns;
 use crate::event::EventQueue;
-use crate::phases::{BeaconTick, Build, Finish, Start};
+use crate::phases::{BeaconTick, Build, Finish, Sample, Start};
 use crate::records::{RecordId, Records};
 use crate::shard::WindowSync;
 use crate::time::SimTime;
@@ -35,6 +37,11 @@ pub struct RunInfo {
     /// The parts the world runs in.
     pub shards: u32,
 }
+
+/// How often the `Sample` phase runs (from this interval on, while before the stop time): a
+/// telemetry plugin inserts it at `Build`; without it the phase never runs and costs nothing.
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleInterval(pub SimTime);
 
 /// What a run did, for the summary and the manifest.
 #[derive(Clone, Debug, Default)]
@@ -122,6 +129,8 @@ impl App {
         let mut queue = self.world.remove_resource::<EventQueue>().expect("EventQueue");
         let interval = opts.beacon_interval.max(SimTime(1));
         let mut next_tick = interval;
+        let sample_every = self.world.get_resource::<SampleInterval>().map(|s| s.0.max(SimTime(1)));
+        let mut next_sample = sample_every.unwrap_or(SimTime::MAX);
         // Without shards, one window to the end.
         let mut window = SimTime::MAX;
         if let Some(s) = sync.as_deref_mut() {
@@ -140,6 +149,18 @@ impl App {
         let mut end = opts.stop;
         loop {
             let until = next_tick.min(opts.stop);
+            if next_sample <= until.min(window) && next_sample < opts.stop {
+                // A sample inside this stretch: the events before it, then the phase, paused.
+                self.handlers.run(&mut self.world, &mut queue, next_sample);
+                queue.advance_to(next_sample);
+                self.world.insert_resource(queue);
+                self.world.run_schedule(Sample);
+                self.world.clear_trackers();
+                queue = self.world.remove_resource::<EventQueue>().expect("EventQueue");
+                let every = sample_every.expect("a sample time comes from an interval");
+                next_sample = next_sample.checked_add(every).unwrap_or(SimTime::MAX);
+                continue;
+            }
             if window < until {
                 // A window ends before the next tick: exchange with the other shards, go on.
                 self.handlers.run_window(&mut self.world, &mut queue, window);
@@ -238,5 +259,60 @@ impl App {
             r.u64(events);
         });
         records.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::prelude::*;
+    use crate::store::{Held, Store};
+    use bevy_ecs::prelude::*;
+
+    struct Counter(u64);
+    struct Count(Held<Counter>);
+    impl Handler for Count {
+        fn handle(&mut self, world: &mut World, q: &mut EventQueue, ev: &SimEvent) {
+            self.0.rows(world)[0].0 += 1;
+            // One event every 3 us, to 30 us.
+            if q.now() < SimTime::from_us(30) {
+                q.schedule(q.now() + SimTime::from_us(3), SourceId(0), ev.kind, 0, 0);
+            }
+        }
+        fn pause(&mut self, world: &mut World) {
+            self.0.put_back(world);
+        }
+    }
+
+    #[derive(Resource, Default)]
+    struct Seen(Vec<(SimTime, u64)>);
+
+    #[test]
+    fn the_sample_phase_runs_every_interval_and_sees_the_events_before_it() {
+        let mut app = App::new();
+        let mut store = Store::default();
+        let e = app.world.spawn_empty().id();
+        store.push(e, Counter(0));
+        app.insert_resource(store);
+        app.insert_resource(Seen::default());
+        app.insert_resource(SampleInterval(SimTime::from_us(4)));
+        app.add_systems(
+            Sample,
+            |s: Res<Store<Counter>>, q: Res<EventQueue>, mut seen: ResMut<Seen>| {
+                seen.0.push((q.now(), s.rows()[0].0));
+            },
+        );
+        let kind = app.add_handler("count", Count(Held::new("count")));
+        let source = app.queue().add_source();
+        app.queue().schedule(SimTime::ZERO, source, kind, 0, 0);
+        app.run(RunOptions {
+            stop: SimTime::from_us(20),
+            beacon_interval: SimTime::from_us(10),
+            progress: None,
+        });
+        // Events at 0, 3, 6, ...: a sample at t counts those before t (an event at t runs after
+        // it), and none is taken at the stop time (20 us) or later.
+        let us = SimTime::from_us;
+        let want = [(us(4), 2), (us(8), 3), (us(12), 4), (us(16), 6)];
+        assert_eq!(app.world.resource::<Seen>().0, want);
     }
 }

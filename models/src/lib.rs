@@ -14,6 +14,7 @@ pub mod registry;
 pub mod sets;
 pub mod shard;
 pub mod switch;
+pub mod telemetry;
 pub mod topology;
 pub mod trace;
 pub mod watchdog;

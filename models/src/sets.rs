@@ -22,6 +22,7 @@ pub fn configure(app: &mut engine::app::App) {
     for phase in [
         engine::phases::Build.intern(),
         engine::phases::Start.intern(),
+        engine::phases::Sample.intern(),
         engine::phases::Finish.intern(),
     ] {
         app.world.schedule_scope(phase, |_, s| {

@@ -47,6 +47,7 @@
 //!     fn counters(&self) -> &SwitchCounters { &self.counters }
 //!     fn wire(&self, port: u16) -> &LinkDirection { &self.wires[port as usize] }
 //!     fn for_each_queued(&self, _: &mut dyn FnMut(&Packet)) {}
+//!     fn for_each_queue(&self, _: &mut dyn FnMut(u16, u8, u64)) {}
 //! }
 //! ```
 
@@ -109,6 +110,9 @@ pub trait SwitchModel: Send + Sync + Sized + 'static {
     /// Calls `f` on every packet waiting in the switch (the conservation check counts the data
     /// packets among them as in flight).
     fn for_each_queued(&self, f: &mut dyn FnMut(&Packet));
+    /// Calls `f(port, class, bytes)` for every egress queue holding bytes, the bytes being the
+    /// wire bytes of the packets in it (the `queue-depth` record; the sample phase, not hot).
+    fn for_each_queue(&self, f: &mut dyn FnMut(u16, u8, u64));
 }
 
 /// What a switch has done, for beacons and tests; a model without PFC, ECN or drops leaves
@@ -185,6 +189,8 @@ pub fn read_send_pfc_data(data: u64) -> (u16, u8, bool) {
 
 /// Visits every packet the switches hold, whatever the model.
 type QueuedVisitor = fn(&World, &mut dyn FnMut(&Packet));
+/// Visits every switch's non-empty egress queues: node, port, class, bytes.
+type QueueVisitor = fn(&World, &mut dyn FnMut(u32, u16, u8, u64));
 
 /// What code that does not know the model reads of the switches between segments (beacon
 /// columns, the conservation check, tests), whatever the model: the fabric inserts it.
@@ -192,6 +198,7 @@ type QueuedVisitor = fn(&World, &mut dyn FnMut(&Packet));
 pub struct Switches {
     counters: fn(&World) -> Vec<(u32, SwitchCounters)>,
     queued: QueuedVisitor,
+    queues: QueueVisitor,
     /// Which classes the model never drops.
     pub lossless: [bool; 8],
 }
@@ -210,6 +217,14 @@ impl Switches {
                     s.rows().iter().for_each(|s| s.for_each_queued(f));
                 }
             },
+            queues: |w, f| {
+                if let Some(s) = w.get_resource::<Store<S>>() {
+                    for sw in s.rows() {
+                        let node = sw.node();
+                        sw.for_each_queue(&mut |port, class, bytes| f(node, port, class, bytes));
+                    }
+                }
+            },
             lossless: S::lossless(settings),
         }
     }
@@ -218,6 +233,12 @@ impl Switches {
         world
             .get_resource::<Switches>()
             .map_or(Vec::new(), |s| (s.counters)(world))
+    }
+    /// Calls `f(node, port, class, bytes)` on every non-empty egress queue of every switch.
+    pub fn for_each_queue(world: &World, f: &mut dyn FnMut(u32, u16, u8, u64)) {
+        if let Some(s) = world.get_resource::<Switches>() {
+            (s.queues)(world, f);
+        }
     }
     /// Calls `f` on every packet waiting in any switch.
     pub fn for_each_queued(world: &World, f: &mut dyn FnMut(&Packet)) {

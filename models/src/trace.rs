@@ -9,6 +9,10 @@
 //! | `PacketDropped` | NIC | data dropped (receive pool full, or out of sequence) |
 //! | `PfcSent` / `PfcReceived` | NIC | a PAUSE or RESUME frame leaves or reaches the NIC |
 //! | `WqePosted` / `WqeCompleted` | NIC | the application posts a WQE (`post_wqe`, before the doorbell crosses PCIe) / it completes |
+//! | `SwitchSent` | fabric | a frame left a tapped switch port toward another switch (`fabric::tap_switch_ports`) |
+//!
+//! The fabric passes `SwitchSent` only for the ports a tracer asked for, and only then does its
+//! handler carry the check at all (it is swapped for the instrumented one, as with faults).
 
 use crate::packet::Packet;
 use bevy_ecs::prelude::*;
@@ -31,6 +35,10 @@ pub enum TracePoint {
     WqePosted,
     /// `WqeCompleted`: a WQE completed.
     WqeCompleted,
+    /// `SwTx`: a frame left a tapped switch port toward another switch. Reported when it reaches
+    /// the far switch; the event's `time` is when its first bit left, up to the link's delay (the
+    /// forwarding latency included) and the frame's serialization before the report.
+    SwitchSent,
 }
 
 impl TracePoint {
@@ -44,6 +52,7 @@ impl TracePoint {
             TracePoint::PfcReceived => "PfcRx",
             TracePoint::WqePosted => "WqePosted",
             TracePoint::WqeCompleted => "WqeCompleted",
+            TracePoint::SwitchSent => "SwTx",
         }
     }
 }
@@ -55,8 +64,10 @@ pub struct TraceEvent {
     pub point: TracePoint,
     /// When the model passed the point; events reach tracers in this order.
     pub time: SimTime,
-    /// The host (node id) whose NIC emitted it.
+    /// The host (node id) whose NIC emitted it; for `SwitchSent`, the switch.
     pub node: u32,
+    /// The switch's egress port, for `SwitchSent`; 0 otherwise.
+    pub port: u16,
     /// The frame, for packet and PFC points.
     pub packet: Option<Packet>,
     /// (connection id, WQE number), for WQE points.

@@ -21,6 +21,7 @@ pub mod faults;
 pub mod link;
 pub mod switch;
 pub mod switch_config;
+pub mod tap;
 
 use crate::nic::HostPort;
 use crate::packet::Packet;
@@ -163,6 +164,11 @@ impl<S: SwitchModel> Plugin for FabricWith<S> {
         } else {
             app.set_handler_for(&handled, FabricHandler::<S, false>::default());
         }
+        // A tap (`tap::tap_switch_ports`, added later by a capture) swaps in the checked handler.
+        app.insert_resource(tap::Instrument(|app| {
+            let arrive = app.world.resource::<FabricKinds>().arrive;
+            app.wrap_handler(arrive, |_| Box::new(FabricHandler::<S, true>::default()));
+        }));
         crate::switch::register_beacon_columns(app);
         app.insert_resource(conservation::Delivered::default());
         app.add_systems(Finish, conservation::check_conservation.in_set(BuildSet::Fabric));
@@ -298,8 +304,9 @@ pub fn build_fabric<S: SwitchModel>(world: &mut World) {
 }
 
 /// The fabric's events: `fabric.arrive`, `fabric.switch_tx` and `fabric.send_pfc`. `FAULTS`: the
-/// scenario injects faults; without, the hot path carries no fault check at all, not even a test
-/// per packet arrival (the handler is chosen once, when the plugin is built).
+/// scenario injects faults or a capture taps switch ports; without, the hot path carries no
+/// fault or tap check at all, not even a test per packet arrival (the handler is chosen once,
+/// before the run).
 /// `S`: the switch model, whose decisions the handler calls directly (monomorphized).
 struct FabricHandler<S: SwitchModel, const FAULTS: bool> {
     state: Option<FabricState<S>>,
@@ -317,6 +324,8 @@ struct FabricState<S: SwitchModel> {
     switches: Held<S>,
     /// The injected faults on links into switches; `None` without.
     faults: Option<Box<faults::FaultState>>,
+    /// The tapped switch ports; `None` without.
+    taps: Option<Box<tap::Taps>>,
 }
 
 impl<S: SwitchModel> FabricState<S> {
@@ -326,6 +335,7 @@ impl<S: SwitchModel> FabricState<S> {
             fabric: world.resource::<Fabric>().0.clone(),
             switches: Held::new("the fabric's handler"),
             faults: world.remove_resource::<faults::FaultState>().map(Box::new),
+            taps: tap::Taps::new::<S>(world, world.resource::<Fabric>().0.topology.num_hosts),
         }
     }
 }
@@ -362,9 +372,15 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
                 // popped earlier, it lived across the lookups in stack slots, field by field.
                 Some(sw) => {
                     let pkt = q.receive(fabric.kinds.packet, ev.target);
+                    if FAULTS && let Some(t) = st.taps.as_deref_mut() {
+                        t.saw(ev.target, q.now(), &pkt);
+                    }
                     sw.arrive(fabric, q, to_port, pkt)
                 }
                 None => not_a_switch(to_node),
+            }
+            if FAULTS && let Some(t) = st.taps.as_deref_mut() {
+                t.flush(world);
             }
             return;
         }

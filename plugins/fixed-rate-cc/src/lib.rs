@@ -89,6 +89,9 @@ impl CongestionControl for FixedRate {
     fn on_timeout(&mut self, _now: SimTime, _gate: &mut Gate) {
         self.counts.timeouts += 1;
     }
+    fn rate(&self) -> Option<Rate> {
+        Some(self.rate)
+    }
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }

@@ -131,4 +131,16 @@ impl SwitchModel for OqSwitch {
     fn for_each_queued(&self, f: &mut dyn FnMut(&Packet)) {
         self.ports.iter().flat_map(|p| &p.queue).for_each(f);
     }
+    fn for_each_queue(&self, f: &mut dyn FnMut(u16, u8, u64)) {
+        // One FIFO per port: its bytes told per class of the packets in it.
+        for (port, p) in self.ports.iter().enumerate() {
+            let mut by_class = [0u64; 8];
+            p.queue
+                .iter()
+                .for_each(|pkt| by_class[pkt.class as usize & 7] += pkt.bytes as u64);
+            for (class, &bytes) in by_class.iter().enumerate().filter(|(_, b)| **b > 0) {
+                f(port as u16, class as u8, bytes);
+            }
+        }
+    }
 }

@@ -7,8 +7,10 @@
 //! RETH on WRITE FIRST and ONLY, an AETH on ACKs and NAKs, CNPs, CM messages, 802.1Qbb PFC
 //! frames, and a correct ICRC. A frame is stamped with the time its first bit left a port: the
 //! host's NIC port for what the host sends (`Direction::Tx`), the far end's port (the switch port
-//! facing the host) for what reaches it (`Direction::Rx`). Ports between switches are not
-//! captured: the switches emit no trace points.
+//! facing the host) for what reaches it (`Direction::Rx`). Chosen switch ports
+//! (`CaptureConfig::switch_ports`) add what leaves them: toward a host, that is what reaches the
+//! host; toward another switch, the fabric reports each frame (`TracePoint::SwitchSent`, through
+//! `models::fabric::tap`), and only a run with such a port pays for that check.
 //!
 //! ```no_run
 //! # fn demo(app: &mut engine::app::App, topology: &models::topology::Topology) -> Result<(), pcap::CaptureError> {
@@ -62,6 +64,12 @@ pub struct CaptureConfig {
     pub until: SimTime,
     /// At most this many frames are written; the capture stops there.
     pub max_packets: u64,
+    /// Switch egress ports (switch node id, port) whose frames are captured too, whatever
+    /// `hosts` and `direction` say.
+    pub switch_ports: Vec<(u32, u16)>,
+    /// The switches' forwarding latency: a frame leaving a switch port is reported that much
+    /// later again, so the capture waits that much longer before writing (its order by time).
+    pub switch_latency: SimTime,
 }
 
 impl CaptureConfig {
@@ -77,6 +85,8 @@ impl CaptureConfig {
             from: SimTime::ZERO,
             until: SimTime::MAX,
             max_packets: Self::DEFAULT_MAX_PACKETS,
+            switch_ports: Vec::new(),
+            switch_latency: SimTime::ZERO,
         }
     }
 }
@@ -102,6 +112,12 @@ pub enum CaptureError {
         host: u32,
         /// The last host's id.
         last: u32,
+    },
+    /// A chosen switch port is not a port of a switch of the topology.
+    #[error("{what} is not a switch port of this topology")]
+    NotASwitchPort {
+        /// The port as given (`node:port`).
+        what: String,
     },
     /// The window is empty.
     #[error("the capture window is empty: it starts at {from} s and ends at {until} s")]
@@ -132,10 +148,12 @@ pub enum CaptureError {
     },
 }
 
-/// The plugin: subscribes the capture's tracer to the NICs' `Tracers`. Add it after the NIC
-/// contract's plugin (which inserts `Tracers`).
+/// The plugin: subscribes the capture's tracer to the NICs' `Tracers`, and taps the chosen ports
+/// between switches. Add it after the NIC contract's and the fabric's plugins.
 pub struct PcapPlugin {
     capture: Arc<Mutex<Capture>>,
+    /// Chosen switch ports that face other switches: tapped in the fabric.
+    between_switches: Vec<(u32, u16)>,
 }
 
 /// The capture after the run: `finish` writes what still waits and flushes the file.
@@ -160,25 +178,56 @@ impl PcapPlugin {
         if config.max_packets == 0 {
             return Err(CaptureError::ZeroCap);
         }
+        let bad = |&&(node, port): &&(u32, u16)| {
+            topology.is_host(node)
+                || topology
+                    .nodes
+                    .get(node as usize)
+                    .is_none_or(|n| port as usize >= n.ports.len())
+        };
+        if let Some(&(node, port)) = config.switch_ports.iter().find(bad) {
+            return Err(CaptureError::NotASwitchPort {
+                what: format!("{node}:{port}"),
+            });
+        }
         let links = (0..topology.num_hosts as u32)
             .map(|h| {
                 let link = topology.links[topology.port(h, 0).link as usize];
+                // The switch port facing the host, if chosen: what reaches the host.
+                let facing = topology.port(h, 0);
                 HostLink {
                     rate: link.rate,
                     delay: link.delay.0,
+                    tapped: config.switch_ports.contains(&(facing.peer_node, facing.peer_port)),
                 }
             })
             .collect();
+        // Frames between switches are reported at the far switch: a delay, the forwarding
+        // latency and a serialization after they left.
+        let switch_horizon = topology
+            .links
+            .iter()
+            .map(|l| l.delay.0 + config.switch_latency + l.rate.serialization_time(tracer::LARGEST_FRAME_BYTES))
+            .max()
+            .unwrap_or(SimTime::ZERO);
         let path = config.path.clone();
         let create = |source| CaptureError::Create {
             path: path.clone(),
             source,
         };
         let file = std::fs::File::create(&path).map_err(create)?;
-        let capture = Arc::new(Mutex::new(Capture::new(config, links, file).map_err(create)?));
+        let between_switches = config
+            .switch_ports
+            .iter()
+            .copied()
+            .filter(|&(n, p)| !topology.is_host(topology.nodes[n as usize].ports[p as usize].peer_node))
+            .collect();
+        let capture = Capture::new(config, links, switch_horizon, file).map_err(create)?;
+        let capture = Arc::new(Mutex::new(capture));
         Ok((
             Self {
                 capture: capture.clone(),
+                between_switches,
             },
             PcapHandle { capture },
         ))
@@ -190,6 +239,9 @@ impl Plugin for PcapPlugin {
         app.world
             .get_resource_or_insert_with(Tracers::default)
             .subscribe(PcapTracer(self.capture.clone()));
+        if !self.between_switches.is_empty() {
+            models::fabric::tap::tap_switch_ports(app, self.between_switches.clone());
+        }
     }
 }
 

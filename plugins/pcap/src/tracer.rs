@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 /// The largest frame a port can report (an IPv4 packet of 65,535 bytes in Ethernet), in bytes:
 /// it bounds how long before its event a received frame left the far port.
-const LARGEST_FRAME_BYTES: u64 = 65_535 + 14;
+pub(crate) const LARGEST_FRAME_BYTES: u64 = 65_535 + 14;
 
 /// A host's link, as the capture needs it.
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +27,8 @@ pub(crate) struct HostLink {
     pub rate: Rate,
     /// Its one-way delay into the host.
     pub delay: SimTime,
+    /// The switch port facing the host is chosen: what reaches the host is captured.
+    pub tapped: bool,
 }
 
 /// One host's port: whether it is captured, and when its serializer frees (the NIC's own
@@ -74,13 +76,20 @@ pub(crate) struct Capture {
 }
 
 impl Capture {
-    pub(crate) fn new(config: CaptureConfig, links: Vec<HostLink>, file: File) -> std::io::Result<Self> {
+    /// `switch_horizon`: how long after it left a frame between switches can be reported.
+    pub(crate) fn new(
+        config: CaptureConfig,
+        links: Vec<HostLink>,
+        switch_horizon: SimTime,
+        file: File,
+    ) -> std::io::Result<Self> {
         let writer = PcapWriter::new(BufWriter::with_capacity(1 << 20, file))?;
         let horizon = links
             .iter()
             .map(|l| l.delay + l.rate.serialization_time(LARGEST_FRAME_BYTES))
             .max()
-            .unwrap_or(SimTime::ZERO);
+            .unwrap_or(SimTime::ZERO)
+            .max(switch_horizon);
         let ports = links
             .into_iter()
             .enumerate()
@@ -111,6 +120,12 @@ impl Capture {
             return;
         }
         let Some(pkt) = e.packet else { return };
+        if e.point == TracePoint::SwitchSent {
+            // The fabric reports only tapped ports, stamped with when the frame left.
+            self.keep(e.time, pkt);
+            self.write_until(e.time.saturating_sub(self.horizon));
+            return;
+        }
         let Some(port) = self.ports.get_mut(e.node as usize) else {
             return;
         };
@@ -129,7 +144,7 @@ impl Capture {
                 at
             }
             TracePoint::PacketReceived | TracePoint::PfcReceived => {
-                if !(port.chosen && self.config.direction.rx()) {
+                if !(port.chosen && self.config.direction.rx() || port.link.tapped) {
                     return;
                 }
                 // The first bit left the far port a delay and a serialization before the last
@@ -140,6 +155,12 @@ impl Capture {
             }
             _ => return,
         };
+        self.keep(left_at, pkt);
+        self.write_until(e.time.saturating_sub(self.horizon));
+    }
+
+    /// Keeps a frame that left at `left_at`, if in the window, until its turn.
+    fn keep(&mut self, left_at: SimTime, pkt: Packet) {
         if left_at >= self.config.from && left_at < self.config.until {
             self.seq += 1;
             self.heap.push(Reverse(Waiting {
@@ -148,7 +169,6 @@ impl Capture {
                 packet: PacketBytes(pkt),
             }));
         }
-        self.write_until(e.time.saturating_sub(self.horizon));
     }
 
     /// Writes every waiting frame that left before `t` (no later event can report one earlier).

@@ -60,6 +60,9 @@ impl Plugin for RoceNicPlugin {
         app.insert_resource(PendingCtx(ctx.clone()));
         app.add_systems(Build, build_nics.in_set(BuildSet::Nics));
         app.add_systems(Finish, publish_delivered.in_set(BuildSet::Nics));
+        if self.config.CongestionControl.model().is_some() {
+            app.add_systems(Sample, sample_cc_rate.in_set(BuildSet::Nics));
+        }
         let fabric = *app
             .world
             .get_resource::<FabricKinds>()
@@ -123,6 +126,28 @@ fn publish_delivered(
         losses.pfc_resume_sent += c.pfc_resume_sent;
         for qp in nic.qps.iter().filter(|qp| qp.role == QpRole::Responder) {
             delivered.add(qp.connection, qp.window_bytes);
+        }
+    }
+}
+
+/// The `cc-rate` rows of every queue pair with a controller, at a telemetry sample.
+fn sample_cc_rate(
+    nics: Res<Store<RoceNic>>,
+    roce: Res<RoceNics>,
+    rec: Option<Res<models::telemetry::CcRateRecord>>,
+    q: Res<EventQueue>,
+    mut records: ResMut<Records>,
+) {
+    let Some(rec) = rec.map(|r| *r) else {
+        return;
+    };
+    for nic in nics.rows() {
+        for (qpn, qp) in nic.qps.iter().enumerate() {
+            if let Some(cc) = qp.cc.as_deref() {
+                let in_flight = qp.active.as_ref().map_or(0, |a| roce.ctx.in_flight(a));
+                let id = (nic.host, qpn as u32, qp.connection);
+                models::telemetry::write_cc_rate(&mut records, rec, q.now(), id, &cc.cc, in_flight);
+            }
         }
     }
 }

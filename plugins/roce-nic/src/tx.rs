@@ -102,6 +102,7 @@ impl Parts<'_> {
                 point,
                 time,
                 node: self.nic.host,
+                port: 0,
                 packet,
                 wqe,
             });

@@ -84,6 +84,7 @@ pub fn plugins(loaded: &Loaded) -> PluginGroupBuilder {
                 .map(|(a, p)| (a.value.clone_box(), p.clone()))
                 .collect(),
         ))
+        .add(models::telemetry::TelemetryPlugin(loaded.scenario.telemetry.clone()))
 }
 
 /// The app for a loaded scenario with its plugins (`plugins`), ready to run.

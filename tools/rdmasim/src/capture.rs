@@ -15,9 +15,13 @@ pub struct CaptureArgs {
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
     /// The hosts whose links are captured: node ids or names, comma-separated (default: every
-    /// host).
+    /// host, unless --pcap-ports is given).
     #[arg(long, value_name = "HOSTS", value_delimiter = ',', requires = "pcap")]
     pub pcap_hosts: Vec<String>,
+    /// Switch egress ports whose frames are captured too: SWITCH:PORT or SWITCH (all its
+    /// ports), switches by name or node id, comma-separated (leaf0:4,spine1).
+    #[arg(long, value_name = "PORTS", value_delimiter = ',', requires = "pcap")]
+    pub pcap_ports: Vec<String>,
     /// tx: frames the hosts send (each frame on the fabric once); rx: frames reaching them, as
     /// they left the switch port (PFC pauses from the switch included); both.
     #[arg(long, value_enum, default_value_t = DirectionArg::Tx, requires = "pcap")]
@@ -66,9 +70,13 @@ impl CaptureArgs {
             }
             hosts.push(id);
         }
+        let switch_ports = self.switch_ports(loaded)?;
         let config = CaptureConfig {
             path: path.clone(),
-            hosts: (!hosts.is_empty()).then_some(hosts),
+            // Ports alone capture just those ports; neither captures every host.
+            hosts: (!hosts.is_empty() || !switch_ports.is_empty()).then_some(hosts),
+            switch_ports,
+            switch_latency: loaded.scenario.switch.model().forwarding_latency(),
             direction: match self.pcap_direction {
                 DirectionArg::Tx => Direction::Tx,
                 DirectionArg::Rx => Direction::Rx,
@@ -82,7 +90,46 @@ impl CaptureArgs {
             pcap::CaptureError::Create { .. } | pcap::CaptureError::Write { .. } => format!("--pcap {e}"),
             pcap::CaptureError::ZeroCap => format!("--pcap-max-packets: {e}"),
             pcap::CaptureError::NotAHost { .. } => format!("--pcap-hosts: {e}"),
+            pcap::CaptureError::NotASwitchPort { .. } => format!("--pcap-ports: {e}"),
             pcap::CaptureError::EmptyWindow { .. } => format!("--pcap-from/--pcap-until: {e}"),
         })
+    }
+
+    /// `--pcap-ports` as (switch node, port) pairs, in the order given.
+    fn switch_ports(&self, loaded: &Loaded) -> Result<Vec<(u32, u16)>, String> {
+        let topology = &loaded.topology;
+        let mut out = Vec::new();
+        for given in &self.pcap_ports {
+            let given = given.trim();
+            let (sw, port) = match given.split_once(':') {
+                Some((sw, port)) => (sw, Some(port)),
+                None => (given, None),
+            };
+            let node = sw
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| (n as usize) < topology.nodes.len())
+                .or_else(|| topology.find(sw))
+                .ok_or_else(|| format!("--pcap-ports {given}: no node of the topology has this name or id"))?;
+            if topology.is_host(node) {
+                return Err(format!(
+                    "--pcap-ports {given}: node {node} is a host; name its links with --pcap-hosts"
+                ));
+            }
+            let ports = topology.nodes[node as usize].ports.len();
+            match port {
+                None => out.extend((0..ports as u16).map(|p| (node, p))),
+                Some(p) => {
+                    let p = p.parse::<u16>().ok().filter(|&p| (p as usize) < ports).ok_or_else(|| {
+                        format!(
+                            "--pcap-ports {given}: the port must be a number from 0 to {}",
+                            ports - 1
+                        )
+                    })?;
+                    out.push((node, p));
+                }
+            }
+        }
+        Ok(out)
     }
 }

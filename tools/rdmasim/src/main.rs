@@ -436,5 +436,20 @@ fn print_plan(out: &mut dyn Write, l: &Loaded) -> std::io::Result<()> {
             c.id, c.initiator, c.responder, c.index, c.traffic_class, c.application_name
         )?;
     }
+    // What `--pcap-ports SWITCH:PORT` names: each switch's ports and what they face.
+    let t = &l.topology;
+    let switches: Vec<_> = t
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !t.is_host(*i as u32))
+        .collect();
+    writeln!(out, "switch ports ({} switches):", switches.len())?;
+    for (i, n) in switches {
+        let ports: Vec<String> = (n.ports.iter().enumerate())
+            .map(|(p, r)| format!("{p}:{}", t.nodes[r.peer_node as usize].name))
+            .collect();
+        writeln!(out, "  {} (node {i}): {}", n.name, ports.join(" "))?;
+    }
     Ok(())
 }

@@ -36,6 +36,13 @@ pub struct Scenario {
     /// The progress watchdog: stall and PFC deadlock timeouts, and whether a finding fails the run.
     #[serde(default)]
     pub watchdog: models::watchdog::WatchdogConfig,
+    /// How `run --shards N` (or `mpirun -n N`) splits the fabric: each shard's switches by name,
+    /// hosts going with their first switch. Default `[]`: computed (`models::shard::Partition`).
+    #[serde(default)]
+    pub partition: Vec<Vec<String>>,
+    /// Telemetry records sampled at an interval: `cc-rate`, `queue-depth`. Default off.
+    #[serde(default)]
+    pub telemetry: models::telemetry::TelemetryConfig,
     /// Injected faults: `Loss(..)`, `LinkDown(..)` on links, `SlowReceiver(..)` on a NIC. Default none.
     #[serde(default)]
     pub faults: models::fabric::faults::FaultConfig,
@@ -236,6 +243,9 @@ fn check(text: String, scenario: Scenario) -> Result<Loaded, FieldError> {
         .build()
         .map_err(|e| at(e.field(), unprefixed(e.field(), e.to_string())))?;
     scenario.faults.validate(&topology)?;
+    if !scenario.partition.is_empty() {
+        models::shard::Partition::given(&topology, &scenario.partition).map_err(|e| e.under("partition"))?;
+    }
     let max_ports = topology.nodes.iter().map(|n| n.ports.len()).max().unwrap_or(0);
     scenario
         .switch

@@ -31,12 +31,25 @@ pub struct ShardedOutcome {
     pub shard_stats: Vec<ShardStats>,
 }
 
-/// The partition of `loaded`'s fabric into `shards` shards, or why there is none.
+/// The partition of `loaded`'s fabric into `shards` shards, or why there is none: the
+/// scenario's own (`partition`), which must have that many shards, or else one computed.
 pub fn partition(loaded: &Loaded, shards: u32) -> Result<Partition, String> {
     if shards > 1 && !loaded.scenario.faults.0.is_empty() {
         return Err("faults are not supported with more than one shard yet".into());
     }
-    Partition::compute(&loaded.topology, shards).map_err(|e| e.to_string())
+    let given = &loaded.scenario.partition;
+    if given.is_empty() {
+        return Partition::compute(&loaded.topology, shards).map_err(|e| e.to_string());
+    }
+    if given.len() != shards as usize {
+        return Err(format!(
+            "the scenario's partition has {} shards: run it with {} (or one, which ignores it)",
+            given.len(),
+            given.len()
+        ));
+    }
+    // Checked when the scenario loaded.
+    Partition::given(&loaded.topology, given).map_err(|e| format!("partition{}: {}", e.field, e.message))
 }
 
 /// Runs `loaded` as `partition.shards` shards on as many threads.

@@ -342,7 +342,16 @@ fn bad_capture_flags_are_refused_naming_the_flag() {
     let star = star.to_str().expect("utf-8");
     let pcap = format!("{}/x.pcap", dir.path());
     let missing = format!("{}/no/such/folder/x.pcap", dir.path());
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &["--pcap", &pcap, "--pcap-ports", "h1"],
+            "--pcap-ports h1: node 1 is a host",
+        ),
+        (
+            &["--pcap", &pcap, "--pcap-ports", "s0:99"],
+            "--pcap-ports s0:99: the port must be a number from 0 to",
+        ),
+        (&["--pcap", &pcap, "--pcap-ports", "x9:1"], "--pcap-ports x9:1: no node"),
         (&["--pcap", &pcap, "--pcap-hosts", "h99"], "--pcap-hosts h99: no node"),
         (
             &["--pcap", &pcap, "--pcap-hosts", "s0"],
@@ -482,4 +491,83 @@ fn timestamps_follow_the_link() {
         "{} ACKs for {lasts} LAST packets",
         acks.len()
     );
+}
+
+#[test]
+fn ports_between_switches_are_captured_as_frames_leave_them() {
+    // The default fabric: leaf0's hosts h0-h3 are Initiators whose Responders sit on other
+    // leaves, so every data frame they send leaves leaf0 on one of its 4 uplinks (ECMP). Each
+    // uplink is captured on its own (`--pcap-ports leaf0:P`): together they hold the frames the
+    // hosts sent, each once, stamped when it left the uplink: not before it could (its
+    // serialization at 400 Gbps, 20 ps a byte, the 1 us link and the 500 ns forwarding latency
+    // after it left the host), and never overlapping the frame before it on the same port.
+    let test = "ports_between_switches_are_captured_as_frames_leave_them";
+    if !tshark_present(test) {
+        return;
+    }
+    let dir = TempDir::new("pcap-uplinks");
+    let default = common::default_ron();
+    let default = default.to_str().expect("utf-8");
+    let loaded = rdmasim::scenario::load_path(std::path::Path::new(default), &[]).unwrap();
+    let topo = &loaded.topology;
+    let leaf0 = topo.find("leaf0").unwrap();
+    let uplinks: Vec<usize> = (topo.nodes[leaf0 as usize].ports.iter().enumerate())
+        .filter(|(_, p)| !topo.is_host(p.peer_node))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(uplinks.len(), 4);
+    type Key = (u8, u8, u8, u32);
+    let data = |file: &str| -> Vec<(u64, usize, Key)> {
+        pcap_frames(file)
+            .into_iter()
+            .filter_map(|(t, f)| roce_fields(&f).filter(|r| r.2 <= OP_LAST).map(|r| (t, f.len(), r)))
+            .collect()
+    };
+    let sent = data(&capture(
+        &dir,
+        default,
+        &SHORT,
+        &["--pcap-hosts", "h0,h1,h2,h3", "--pcap-direction", "tx"],
+    ));
+    let sent_at: BTreeMap<Key, u64> = sent.iter().map(|&(t, _, k)| (k, t)).collect();
+    assert_eq!(sent_at.len(), sent.len(), "a frame sent twice in this short run");
+    let mut seen = BTreeMap::new();
+    for p in &uplinks {
+        let port = format!("leaf0:{p}");
+        let file = capture(&dir, default, &SHORT, &["--pcap-ports", &port]);
+        let bad = tshark(
+            &file,
+            "_ws.malformed || _ws.expert.severity >= warning",
+            &["frame.number"],
+        );
+        assert!(bad.is_empty(), "{port}: malformed or flagged frames: {bad:?}");
+        // ECMP spreads the 4 flows by hash: an uplink may carry none of them.
+        let frames = data(&file);
+        let mut free_ns = 0;
+        for &(t, len, k) in &frames {
+            let ser_ps = len as u64 * 20;
+            let host_ns = sent_at.get(&k).unwrap_or_else(|| panic!("{port}: {k:?} never sent"));
+            // Timestamps are whole nanoseconds, truncated: a slack of 1 ns each way.
+            assert!(
+                t * 1_000 + 1_000 >= host_ns * 1_000 + ser_ps + 1_500_000,
+                "{port}: {k:?} left early"
+            );
+            assert!(
+                t * 1_000 + 1_000 >= free_ns,
+                "{port}: {k:?} overlaps the frame before it"
+            );
+            free_ns = t * 1_000 + ser_ps;
+            assert!(seen.insert(k, p).is_none(), "{k:?} left leaf0 twice");
+        }
+    }
+    assert!(seen.len() > 1000, "only {} frames left leaf0", seen.len());
+    // Each frame once; those missing were still on their way to the spine at the stop time
+    // (at most a serialization, the link and the latency, plus queueing: 10 us is ample).
+    let last_ns = sent.iter().map(|s| s.0).max().unwrap();
+    for (k, t) in &sent_at {
+        assert!(
+            seen.contains_key(k) || t + 10_000 > last_ns,
+            "{k:?}, sent at {t} ns, never left leaf0"
+        );
+    }
 }

@@ -83,21 +83,25 @@ fn beacon_sums(dir: &TempDir, sim: &str) -> BTreeMap<String, Vec<u64>> {
     sums
 }
 
-fn check_identical(name: &str, sim: &str, overrides: &[&str], record: &str) {
+fn check_identical(name: &str, sim: &str, overrides: &[&str], records: &[&str]) {
     let loaded = load(name, overrides);
     let (one, whole) = run(&loaded, 1);
-    let rows = union(&one, sim, record);
-    assert!(rows.len() > 100, "{name}: only {} {record} rows to compare", rows.len());
+    let rows: Vec<Vec<String>> = records.iter().map(|r| union(&one, sim, r)).collect();
+    for (record, rows) in records.iter().zip(&rows) {
+        assert!(rows.len() > 100, "{name}: only {} {record} rows to compare", rows.len());
+    }
     let beacon = beacon_sums(&one, sim);
     for shards in 2..=4 {
         let (dir, summary) = run(&loaded, shards);
-        let files = shard_files(&dir, sim, record);
-        assert_eq!(files.len(), shards as usize, "{name}: one {record} file per shard");
-        assert!(files.iter().all(|(h, _)| *h == shard_files(&one, sim, record)[0].0));
-        assert!(
-            union(&dir, sim, record) == rows,
-            "{name}: {record} rows differ at {shards} shards"
-        );
+        for (record, rows) in records.iter().zip(&rows) {
+            let files = shard_files(&dir, sim, record);
+            assert_eq!(files.len(), shards as usize, "{name}: one {record} file per shard");
+            assert!(files.iter().all(|(h, _)| *h == shard_files(&one, sim, record)[0].0));
+            assert!(
+                union(&dir, sim, record) == *rows,
+                "{name}: {record} rows differ at {shards} shards"
+            );
+        }
         assert_eq!(
             beacon_sums(&dir, sim),
             beacon,
@@ -123,7 +127,7 @@ fn check_identical(name: &str, sim: &str, overrides: &[&str], record: &str) {
 
 #[test]
 fn the_default_scenario_gives_the_same_rows_at_any_shard_count() {
-    check_identical("default", "default", &["simulation.RunTime=0.001"], "rdma-perf");
+    check_identical("default", "default", &["simulation.RunTime=0.001"], &["rdma-perf"]);
 }
 
 #[test]
@@ -132,7 +136,7 @@ fn a_fat_tree_gives_the_same_rows_at_any_shard_count() {
         "default",
         "default",
         &["simulation.RunTime=0.0005", "topology=FatTree(k: 4)"],
-        "rdma-perf",
+        &["rdma-perf"],
     );
 }
 
@@ -143,7 +147,23 @@ fn the_incast_gives_the_same_rows_at_any_shard_count() {
         "spec-ratios-0.9-0.1",
         "ratios-0.9-0.1",
         &["simulation.RunTime=0.002"],
-        "rdma-perf",
+        &["rdma-perf"],
+    );
+}
+
+#[test]
+fn telemetry_gives_the_same_rows_at_any_shard_count() {
+    // The incast under a pacer: queue pairs' rates and the queues they build, sampled every
+    // 5 us, each shard sampling its own hosts and switches.
+    check_identical(
+        "spec-ratios-0.9-0.1",
+        "ratios-0.9-0.1",
+        &[
+            "simulation.RunTime=0.0003",
+            "nic=RoceNic((CongestionControl: FixedRate((Rate: \"50Gbps\"))))",
+            "telemetry=(Interval: \"5us\", CcRate: true, QueueDepth: true)",
+        ],
+        &["rdma-perf", "cc-rate", "queue-depth"],
     );
 }
 
@@ -206,4 +226,36 @@ fn the_k64_scale_scenario_loads_and_splits_by_pod() {
     let p = rdmasim::shards::partition(&loaded, 2).expect("partition");
     assert_eq!(p.hosts_per_shard(&loaded.topology), vec![32_768, 32_768]);
     assert_eq!(p.lookahead, engine::SimTime::from_us(1));
+}
+
+#[test]
+fn a_partition_given_in_the_scenario_is_the_one_run() {
+    // Three leaves and every spine on shard 0, leaf3 alone on shard 1: 12 hosts and 4.
+    let given = r#"partition=[["leaf0", "leaf1", "leaf2", "spine0", "spine1", "spine2", "spine3"], ["leaf3"]]"#;
+    let loaded = load("default", &["simulation.RunTime=0.0005", given]);
+    let p = rdmasim::shards::partition(&loaded, 2).expect("partition");
+    assert_eq!(p.hosts_per_shard(&loaded.topology), vec![12, 4]);
+    let e = rdmasim::shards::partition(&loaded, 3).unwrap_err();
+    assert!(e.contains("the scenario's partition has 2 shards"), "{e}");
+    let (one, whole) = run(&loaded, 1);
+    let (two, split) = run(&loaded, 2);
+    let rows = union(&one, "default", "rdma-perf");
+    assert!(rows.len() > 100);
+    assert!(
+        union(&two, "default", "rdma-perf") == rows,
+        "rows differ under the given partition"
+    );
+    assert_eq!(split.events, whole.events);
+    // Each shard wrote the rows of its own Initiators: leaf3 (hosts 12-15) has only Responders.
+    let files = shard_files(&two, "default", "rdma-perf");
+    assert_eq!((files[0].1.len(), files[1].1.len()), (rows.len(), 0));
+    // A name that is not a switch is refused at load, naming the entry.
+    let default = common::default_ron();
+    let msg = common::refused(&[
+        "run",
+        default.to_str().unwrap(),
+        "--set",
+        r#"partition=[["leaf0", "spine9"]]"#,
+    ]);
+    assert!(msg.contains("partition[0][1]") && msg.contains("`spine9`"), "{msg}");
 }

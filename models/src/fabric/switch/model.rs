@@ -53,6 +53,15 @@ impl SwitchModel for Switch {
             .flat_map(|p| p.queues.iter().flatten())
             .for_each(|q| f(&q.pkt));
     }
+    fn for_each_queue(&self, f: &mut dyn FnMut(u16, u8, u64)) {
+        for (port, p) in self.egress.iter().enumerate() {
+            for (class, &bytes) in p.queue_bytes.iter().enumerate() {
+                if bytes > 0 {
+                    f(port as u16, class as u8, bytes);
+                }
+            }
+        }
+    }
 }
 
 impl SwitchModelConfig for SwitchConfig {
