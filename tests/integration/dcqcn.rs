@@ -1,6 +1,7 @@
 //! DCQCN's behaviour in whole runs of its shipped scenarios (`scenarios/cc/`): two flows into
 //! one 400 Gbps port share it equally, and a 15-to-1 incast keeps its bottleneck queue near the
-//! ECN thresholds at high goodput with far fewer PFC pauses than without congestion control.
+//! ECN thresholds at high goodput with far fewer PFC pauses than without congestion control, and
+//! the `cc-rate` record shows each of its senders near a fifteenth of the port.
 //!
 //! Each run is the scenario with a short `RunTime`; the flows' goodput is binned from the NICs'
 //! trace (payload of data packets received at host 0, per sender, in bins of 1 ms), the queue
@@ -174,5 +175,35 @@ fn a_15_to_1_incast_keeps_the_queue_near_the_thresholds_and_pfc_quiet() {
         "PAUSE frames: {} with DCQCN, {} without",
         dcqcn.pauses,
         none.pauses
+    );
+}
+
+#[test]
+fn the_cc_rate_record_shows_each_sender_near_a_fifteenth_of_the_port() {
+    // The 15-to-1 scenario writes the cc-rate record every 10 us (its telemetry section). From
+    // 3 ms to the stop (6 ms), each sender's mean Rc must be within 25% of 400 / 15 = 26.7 Gbps
+    // and the 15 together within 10% of 400 Gbps: the controllers' own rates, read through
+    // `CongestionControl::rate`, agree with the goodput the other tests measure at host 0.
+    // Measured when written (3-11 ms): 22.2 to 28.4 Gbps each, 386.3 Gbps together.
+    let path = workspace_root().join("scenarios/cc/dcqcn-incast-15to1.ron");
+    let (_outcome, dir) = run_scenario(&path, &["simulation.RunTime=0.005"]);
+    let csv = Csv::read(&dir.file("dcqcn-incast-15to1-cc-rate-0.csv"));
+    let (t, host, rate) = (csv.col("sim_time_sec"), csv.col("host"), csv.col("rate_bps"));
+    let mut by_host: BTreeMap<u32, (f64, u32)> = BTreeMap::new();
+    for r in &csv.rows {
+        if sec_ps(&r[t]) < 3 * PS_PER_SEC / 1000 {
+            continue;
+        }
+        let e = by_host.entry(r[host].parse().expect("a host")).or_default();
+        e.0 += r[rate].parse::<f64>().expect("a rate") / 1e9;
+        e.1 += 1;
+    }
+    assert_eq!(by_host.len(), 15, "{by_host:?}");
+    let means: Vec<f64> = by_host.values().map(|(sum, n)| sum / *n as f64).collect();
+    let total: f64 = means.iter().sum();
+    let share = 400.0 / 15.0;
+    assert!(
+        means.iter().all(|m| (m - share).abs() <= 0.25 * share) && (total - 400.0).abs() <= 40.0,
+        "mean Rc per sender {means:.1?} Gbps, {total:.1} together"
     );
 }
