@@ -121,14 +121,19 @@ fn check_table<T: DeserializeOwned + Debug>(doc: &Doc, marker: &str, base: &[(&s
     problems
 }
 
+/// The scenario files, relative to `scenarios/`: the top folder's and `cc/`'s.
 fn scenario_files() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(root().join("scenarios"))
-        .expect("scenarios/ exists")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".ron"))
-        .collect();
-    names.sort();
+    let mut names = Vec::new();
+    for dir in ["", "cc/"] {
+        let mut here: Vec<String> = std::fs::read_dir(root().join("scenarios").join(dir))
+            .expect("the scenario folder exists")
+            .filter_map(|e| e.ok())
+            .map(|e| format!("{dir}{}", e.file_name().to_string_lossy()))
+            .filter(|n| n.ends_with(".ron"))
+            .collect();
+        here.sort();
+        names.extend(here);
+    }
     names
 }
 
@@ -185,6 +190,7 @@ fn every_config_field_has_a_checked_row() {
     p.extend(check_table::<EcnConfig>(&doc, "`EcnConfig`", &[]));
     p.extend(check_table::<oq_switch::OqSwitchConfig>(&doc, "`OqSwitchConfig`", &[]));
     p.extend(check_table::<RoceNicConfig>(&doc, "`RoceNicConfig`", &[]));
+    p.extend(check_table::<dcqcn::DcqcnConfig>(&doc, "`DcqcnConfig`", &[]));
     p.extend(check_table::<BufferManager>(&doc, "`BufferManager`", &[]));
     p.extend(check_table::<IngressBufferManager>(&doc, "`IngressBufferManager`", &[]));
     p.extend(check_table::<models::pcie::PcieConfig>(&doc, "`PcieConfig`", &[]));
