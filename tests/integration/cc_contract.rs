@@ -1,5 +1,5 @@
 //! The congestion-control contract suite (`testkit::cc_contract`) on the workspace's
-//! controllers, `None`, `FixedRate` and `Hpcc`, hosted by the RoCE NIC; and the loader's messages for bad
+//! controllers, `None`, `FixedRate`, `Dcqcn` and `Hpcc`, hosted by the RoCE NIC; and the loader's messages for bad
 //! settings.
 
 use engine::prelude::*;
@@ -20,6 +20,14 @@ const FIXED_RATE: Controller = Controller {
     paces_at: |gbps, port| gbps.min(port),
 };
 
+/// DCQCN holds a lone queue pair to nothing (no marks, no CNP): it runs at the port's rate.
+const DCQCN: Controller = Controller {
+    name: "Dcqcn",
+    register: rdmasim::scenario::register_builtins,
+    ron: |_| "Dcqcn(())".into(),
+    paces_at: |_, port| port,
+};
+
 /// HPCC with UTarget 1 (a lone queue pair at line rate). Its window is its rate x `BaseRtt`, so
 /// `BaseRtt` is the round trip the sender sees: the star's 5.17 us (4 x 1 us of links, 2 x 0.5 us
 /// of forwarding, 2 x 84 ns of serialization) plus the 15 packets (1.26 us at line rate) an ACK
@@ -36,6 +44,7 @@ const HPCC: Controller = Controller {
 testkit::cc_contract_suite!(none, NONE, super::ROCE_NIC);
 testkit::cc_contract_suite!(hpcc, super::HPCC, super::ROCE_NIC);
 testkit::cc_contract_suite!(fixed_rate, super::FIXED_RATE, super::ROCE_NIC);
+testkit::cc_contract_suite!(dcqcn, super::DCQCN, super::ROCE_NIC);
 
 #[test]
 fn bad_settings_are_reported_at_their_field() {
@@ -45,14 +54,20 @@ fn bad_settings_are_reported_at_their_field() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("nic.CnpClass") && e.contains("cc.ron:2:"), "{e}");
-    let text = "(name: \"cc\", topology: Star(hosts: 2),\n nic: RoceNic((CongestionControl: Dcqcn(()))),\n applications: [ScalaRdma(())])";
+    let text = "(name: \"cc\", topology: Star(hosts: 2),\n nic: RoceNic((CongestionControl: Timely(()))),\n applications: [ScalaRdma(())])";
     let e = rdmasim::scenario::load_text("cc.ron", text, &[])
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("Dcqcn") && e.contains("FixedRate") && e.contains("cc.ron:2:"),
+        e.contains("Timely") && e.contains("FixedRate") && e.contains("Dcqcn") && e.contains("cc.ron:2:"),
         "{e}"
     );
+    // A DCQCN setting out of range is refused naming its field.
+    let text = "(name: \"cc\", topology: Star(hosts: 2),\n nic: RoceNic((CongestionControl: Dcqcn((EwmaGain: 2.0)))),\n applications: [ScalaRdma(())])";
+    let e = rdmasim::scenario::load_text("cc.ron", text, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nic.CongestionControl.EwmaGain"), "{e}");
     let text = "(name: \"cc\", topology: Star(hosts: 2),\n nic: RoceNic((CongestionControl: FixedRate((Rate: \"fast\")))),\n applications: [ScalaRdma(())])";
     let e = rdmasim::scenario::load_text("cc.ron", text, &[])
         .unwrap_err()

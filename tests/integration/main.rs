@@ -8,6 +8,7 @@ mod switch_contract;
 mod app_records;
 mod applications;
 mod conservation;
+mod dcqcn;
 mod determinism;
 mod digests;
 mod faults;

@@ -121,19 +121,19 @@ fn check_table<T: DeserializeOwned + Debug>(doc: &Doc, marker: &str, base: &[(&s
     problems
 }
 
-/// The scenario files at the top of `scenarios/` and in `scenarios/cc/` (as `cc/name.ron`).
+/// The scenario files, relative to `scenarios/`: the top folder's and `cc/`'s.
 fn scenario_files() -> Vec<String> {
-    let mut names: Vec<String> = [("scenarios", ""), ("scenarios/cc", "cc/")]
-        .iter()
-        .flat_map(|&(dir, prefix)| {
-            std::fs::read_dir(root().join(dir))
-                .expect("scenarios/ exists")
-                .filter_map(|e| e.ok())
-                .map(move |e| format!("{prefix}{}", e.file_name().to_string_lossy()))
-        })
-        .filter(|n| n.ends_with(".ron"))
-        .collect();
-    names.sort();
+    let mut names = Vec::new();
+    for dir in ["", "cc/"] {
+        let mut here: Vec<String> = std::fs::read_dir(root().join("scenarios").join(dir))
+            .expect("the scenario folder exists")
+            .filter_map(|e| e.ok())
+            .map(|e| format!("{dir}{}", e.file_name().to_string_lossy()))
+            .filter(|n| n.ends_with(".ron"))
+            .collect();
+        here.sort();
+        names.extend(here);
+    }
     names
 }
 
@@ -190,6 +190,7 @@ fn every_config_field_has_a_checked_row() {
     p.extend(check_table::<EcnConfig>(&doc, "`EcnConfig`", &[]));
     p.extend(check_table::<oq_switch::OqSwitchConfig>(&doc, "`OqSwitchConfig`", &[]));
     p.extend(check_table::<RoceNicConfig>(&doc, "`RoceNicConfig`", &[]));
+    p.extend(check_table::<dcqcn::DcqcnConfig>(&doc, "`DcqcnConfig`", &[]));
     p.extend(check_table::<hpcc::HpccConfig>(&doc, "`HpccConfig`", &[]));
     p.extend(check_table::<BufferManager>(&doc, "`BufferManager`", &[]));
     p.extend(check_table::<IngressBufferManager>(&doc, "`IngressBufferManager`", &[]));
@@ -206,6 +207,11 @@ fn every_config_field_has_a_checked_row() {
         &[],
     ));
     p.extend(check_table::<flows::FlowsConfig>(&doc, "`FlowsConfig`", &[]));
+    p.extend(check_table::<models::telemetry::TelemetryConfig>(
+        &doc,
+        "`TelemetryConfig`",
+        &[],
+    ));
     p.extend(check_table::<flows::FlowSpec>(
         &doc,
         "`FlowSpec`",
@@ -358,6 +364,13 @@ fn the_output_tables_match_a_run() {
         first_cells("`rdma-perf` columns"),
         perf,
         "the rdma-perf table, in file order"
+    );
+
+    // The telemetry records write these headers (their rows: tools/rdmasim/tests/telemetry.rs).
+    assert_eq!(first_cells("`cc-rate` columns"), models::telemetry::CC_RATE_COLUMNS);
+    assert_eq!(
+        first_cells("`queue-depth` columns"),
+        models::telemetry::QUEUE_DEPTH_COLUMNS
     );
 
     // The beacon's columns depend on the plugins a scenario selects: the table lists every

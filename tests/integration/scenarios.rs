@@ -1,16 +1,28 @@
 //! Every shipped scenario loads and runs with a short `RunTime` and each of its connections
 //! completes WQEs, and the star scenario reaches the goodput the spec's worked example predicts.
 
-use rdmasim_tests::{all_scenarios, run_scenario, scenario_path};
+use rdmasim_tests::{all_scenarios, cc_scenarios, run_scenario, scenario_path};
 use scala_rdma::InitiatorInstance;
 
 #[test]
 fn every_scenario_runs_and_completes_wqes() {
     let files = all_scenarios();
     assert!(files.len() >= 6, "{files:?}");
-    for path in files {
-        // RunTime 0.0005 s: data from 0.003 s to the stop at 0.0065 s (default timeline).
-        let (mut outcome, dir) = run_scenario(&path, &["simulation.RunTime=0.0005"]);
+    // RunTime 0.0005 s: data from 0.003 s to the stop at 0.0065 s (default timeline). The
+    // congestion-control scenarios' flows share one port (15 of them at 400 / 15 Gbps each take
+    // 5 ms for one 16 MiB WRITE, after ~2 ms of DCQCN's climb back from the incast's onset; the
+    // 2-to-1's 200 MB flows end near 8 and 9 ms; HPCC's end sooner): 0.01 s, and their runs must
+    // conserve packets.
+    let cc = cc_scenarios();
+    assert_eq!(cc.len(), 6, "{cc:?}");
+    let runs = files
+        .into_iter()
+        .map(|p| (p, "simulation.RunTime=0.0005"))
+        .chain(cc.into_iter().map(|p| (p, "simulation.RunTime=0.01")));
+    for (path, run_time) in runs {
+        let (mut outcome, dir) = run_scenario(&path, &[run_time]);
+        let c = &outcome.summary.conservation;
+        assert!(c.ok(), "{}: {:?}", path.display(), c.violations);
         let name = &outcome.summary.simulation;
         let mut completed = 0;
         if let Some(flows) = outcome.app.world.get_resource::<flows::FlowsRun>() {

@@ -75,8 +75,9 @@ pub enum Scheduler {
 
 /// RED marking of ECN-capable packets at enqueue, on the bytes already in the egress queue of
 /// the packet's class: never at or below `Kmin`, always above `Kmax`, and in between with a
-/// probability rising linearly from 0 to `Pmax`. Defaults are HPCC's DCQCN settings at 100 Gbps
-/// (Li et al., SIGCOMM 2019), ours.
+/// probability rising linearly from 0 to `Pmax`. Defaults (ours) are the DCQCN thresholds HPCC's
+/// ns-3 scripts use at 25 Gbps (Li et al., SIGCOMM 2019: 100 x bw / 25 and 400 x bw / 25 KB):
+/// scaled to 400 Gbps they would sit above this switch's PFC XOFF, so they are kept unscaled.
 #[allow(non_snake_case)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -8,12 +8,14 @@
 //! farthest from any host, takes the connected parts of what is left as units, and deals the
 //! units to shards largest first, each to the shard with the fewest hosts so far; the top tier's
 //! switches are dealt in turn. The lookahead is the smallest delay of a link between two shards.
+//! A scenario may give its own partition instead (`Partition::given`): each shard's switches.
 
 pub mod port;
 
 use crate::topology::{NodeKind, Topology};
 use bevy_ecs::prelude::*;
 use engine::SimTime;
+use engine::scenario::FieldError;
 use std::sync::Arc;
 
 /// Which shard runs each node, and the lookahead that follows.
@@ -85,6 +87,49 @@ impl Partition {
                 next += 1;
             }
         }
+        Partition::with(topology, shards, shard_of)
+    }
+
+    /// The partition a scenario gives: `switches[s]` names shard `s`'s switches, every switch
+    /// in exactly one; each host goes with its first switch. The error's field is relative to
+    /// the list (`[1][2]`, or empty for the whole).
+    pub fn given(topology: &Topology, switches: &[Vec<String>]) -> Result<Partition, FieldError> {
+        let shards = switches.len() as u32;
+        if shards == 0 {
+            return Err(FieldError::new("", "a partition needs at least one shard"));
+        }
+        let mut shard_of = vec![u32::MAX; topology.nodes.len()];
+        for (s, list) in switches.iter().enumerate() {
+            if list.is_empty() {
+                return Err(FieldError::new(format!("[{s}]"), "a shard needs at least one switch"));
+            }
+            for (i, name) in list.iter().enumerate() {
+                let at = |msg: String| FieldError::new(format!("[{s}][{i}]"), msg);
+                let n = topology
+                    .find(name)
+                    .ok_or_else(|| at(format!("no node of the topology is named `{name}`")))?;
+                if !is_switch(topology, n) {
+                    return Err(at(format!("`{name}` is a host: hosts go with their first switch")));
+                }
+                if shard_of[n as usize] != u32::MAX {
+                    let first = shard_of[n as usize];
+                    return Err(at(format!("`{name}` is already in shard {first}")));
+                }
+                shard_of[n as usize] = s as u32;
+            }
+        }
+        if let Some(n) = (topology.num_hosts..topology.nodes.len()).find(|&n| shard_of[n] == u32::MAX) {
+            let name = &topology.nodes[n].name;
+            return Err(FieldError::new("", format!("switch `{name}` is in no shard")));
+        }
+        for h in 0..topology.num_hosts {
+            shard_of[h] = shard_of[topology.port(h as u32, 0).peer_node as usize];
+        }
+        Partition::with(topology, shards, shard_of).map_err(|e| FieldError::new("", e.to_string()))
+    }
+
+    /// The partition `shard_of`, with its lookahead; refused if a zero-delay link crosses.
+    fn with(topology: &Topology, shards: u32, shard_of: Vec<u32>) -> Result<Partition, PartitionError> {
         let mut lookahead = SimTime::MAX;
         for link in &topology.links {
             let (sa, sb) = (shard_of[link.a.0 as usize], shard_of[link.b.0 as usize]);

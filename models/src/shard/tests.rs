@@ -100,3 +100,52 @@ fn crossing_packets_survive_bytes_field_for_field() {
     );
     assert!(port.decode(&bytes[1..]).is_none(), "a cut batch is refused");
 }
+
+#[test]
+fn a_given_partition_puts_each_host_with_its_first_switch() {
+    let t = topo("LeafSpine(leaves: 4, spines: 2, hosts_per_leaf: 2)");
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    // Three leaves and both spines on shard 0, one leaf on shard 1: unbalanced on purpose.
+    let given = vec![
+        names(&["leaf0", "leaf1", "leaf2", "spine0", "spine1"]),
+        names(&["leaf3"]),
+    ];
+    let p = Partition::given(&t, &given).unwrap();
+    assert_eq!(p.shards, 2);
+    assert_eq!(p.hosts_per_shard(&t), vec![6, 2]);
+    for h in 0..t.num_hosts as u32 {
+        assert_eq!(p.shard_of[h as usize], p.shard_of[t.port(h, 0).peer_node as usize]);
+    }
+    assert_eq!(p.lookahead, SimTime::from_us(1), "leaf3's uplinks cross");
+}
+
+#[test]
+fn a_given_partition_is_refused_naming_the_entry_at_fault() {
+    let t = topo("LeafSpine(leaves: 2, spines: 1, hosts_per_leaf: 2)");
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let refused = |given: Vec<Vec<String>>| Partition::given(&t, &given).unwrap_err();
+    let e = refused(vec![names(&["leaf0", "spine0"]), names(&["leafx"])]);
+    assert_eq!(
+        (e.field.as_str(), e.message.as_str()),
+        ("[1][0]", "no node of the topology is named `leafx`")
+    );
+    let e = refused(vec![names(&["leaf0", "spine0"]), names(&["leaf1", "h0"])]);
+    assert_eq!(e.field, "[1][1]");
+    assert!(e.message.contains("is a host"), "{}", e.message);
+    let e = refused(vec![names(&["leaf0", "spine0"]), names(&["leaf1", "leaf0"])]);
+    assert_eq!(
+        (e.field.as_str(), e.message.as_str()),
+        ("[1][1]", "`leaf0` is already in shard 0")
+    );
+    let e = refused(vec![names(&["leaf0"]), names(&["leaf1"])]);
+    assert_eq!(
+        (e.field.as_str(), e.message.as_str()),
+        ("", "switch `spine0` is in no shard")
+    );
+    let e = refused(vec![names(&["leaf0", "leaf1", "spine0"]), vec![]]);
+    assert_eq!(e.field, "[1]");
+    assert!(refused(vec![]).message.contains("at least one shard"));
+    let zero = topo("LeafSpine(leaves: 2, spines: 1, hosts_per_leaf: 2, link_delay: \"0us\")");
+    let e = Partition::given(&zero, &[names(&["leaf0", "spine0"]), names(&["leaf1"])]).unwrap_err();
+    assert!(e.message.contains("zero delay"), "{}", e.message);
+}

@@ -36,6 +36,10 @@ pub struct Scenario {
     /// The progress watchdog: stall and PFC deadlock timeouts, and whether a finding fails the run.
     #[serde(default)]
     pub watchdog: models::watchdog::WatchdogConfig,
+    /// How `run --shards N` (or `mpirun -n N`) splits the fabric: each shard's switches by name,
+    /// hosts going with their first switch. Default `[]`: computed (`models::shard::Partition`).
+    #[serde(default)]
+    pub partition: Vec<Vec<String>>,
     /// Telemetry records sampled at an interval: `cc-rate`, `queue-depth`. Default off.
     #[serde(default)]
     pub telemetry: models::telemetry::TelemetryConfig,
@@ -80,6 +84,7 @@ pub fn register_builtins() {
         SWITCHES.register::<oq_switch::OqSwitchConfig>("OutputQueued");
         models::cc::CONTROLLERS.register::<fixed_rate_cc::FixedRateConfig>("FixedRate");
         models::cc::CONTROLLERS.register::<hpcc::HpccConfig>("Hpcc");
+        models::cc::CONTROLLERS.register::<dcqcn::DcqcnConfig>("Dcqcn");
     });
 }
 
@@ -239,6 +244,9 @@ fn check(text: String, scenario: Scenario) -> Result<Loaded, FieldError> {
         .build()
         .map_err(|e| at(e.field(), unprefixed(e.field(), e.to_string())))?;
     scenario.faults.validate(&topology)?;
+    if !scenario.partition.is_empty() {
+        models::shard::Partition::given(&topology, &scenario.partition).map_err(|e| e.under("partition"))?;
+    }
     let max_ports = topology.nodes.iter().map(|n| n.ports.len()).max().unwrap_or(0);
     scenario
         .switch

@@ -31,7 +31,8 @@ pub struct ShardedOutcome {
     pub shard_stats: Vec<ShardStats>,
 }
 
-/// The partition of `loaded`'s fabric into `shards` shards, or why there is none.
+/// The partition of `loaded`'s fabric into `shards` shards, or why there is none: the
+/// scenario's own (`partition`), which must have that many shards, or else one computed.
 pub fn partition(loaded: &Loaded, shards: u32) -> Result<Partition, String> {
     if shards > 1 && !loaded.scenario.faults.0.is_empty() {
         return Err("faults are not supported with more than one shard yet".into());
@@ -41,7 +42,19 @@ pub fn partition(loaded: &Loaded, shards: u32) -> Result<Partition, String> {
         // would leave its records behind.
         return Err("in-band telemetry (the controller's Feedback::int, e.g. Hpcc) is not supported with more than one shard yet".into());
     }
-    Partition::compute(&loaded.topology, shards).map_err(|e| e.to_string())
+    let given = &loaded.scenario.partition;
+    if given.is_empty() {
+        return Partition::compute(&loaded.topology, shards).map_err(|e| e.to_string());
+    }
+    if given.len() != shards as usize {
+        return Err(format!(
+            "the scenario's partition has {} shards: run it with {} (or one, which ignores it)",
+            given.len(),
+            given.len()
+        ));
+    }
+    // Checked when the scenario loaded.
+    Partition::given(&loaded.topology, given).map_err(|e| format!("partition{}: {}", e.field, e.message))
 }
 
 /// Runs `loaded` as `partition.shards` shards on as many threads.

@@ -270,8 +270,9 @@ fn run_rejects_bad_input_too() {
 }
 
 fn scenario_files() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(workspace().join("scenarios"))
-        .expect("scenarios/")
+    let mut v: Vec<PathBuf> = ["scenarios", "scenarios/cc"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(workspace().join(d)).expect("a scenario folder"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "ron"))
         .collect();

@@ -66,6 +66,10 @@ const BASE: &str = r#"(
     faults: [
         Loss(link: ("h0", "s0"), rate: 0.0),
     ],
+    telemetry: (
+        Interval: "10us",
+    ),
+    partition: [["s0"]],
 )
 "#;
 
@@ -111,6 +115,9 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("applications[0].RdmaDataPacketTC=3", "applications[0].RdmaDataPacketTC", "RdmaDataPacketTC:", "no egress pool"),
     ("watchdog.StallTimeout=0", "watchdog.StallTimeout", "StallTimeout:", "greater than 0"),
     ("faults[0].rate=1.5", "faults[0].rate", "rate: 0.0", "probability"),
+    ("telemetry.Interval=0", "telemetry.Interval", "Interval: \"10us\"", "greater than 0"),
+    ("partition[0][0]=\"s9\"", "partition[0][0]", "partition:", "no node of the topology is named `s9`"),
+    ("partition[0][0]=\"h1\"", "partition[0][0]", "partition:", "hosts go with their first switch"),
 ];
 
 /// The 1-based line of BASE where `needle` starts.

@@ -227,3 +227,35 @@ fn the_k64_scale_scenario_loads_and_splits_by_pod() {
     assert_eq!(p.hosts_per_shard(&loaded.topology), vec![32_768, 32_768]);
     assert_eq!(p.lookahead, engine::SimTime::from_us(1));
 }
+
+#[test]
+fn a_partition_given_in_the_scenario_is_the_one_run() {
+    // Three leaves and every spine on shard 0, leaf3 alone on shard 1: 12 hosts and 4.
+    let given = r#"partition=[["leaf0", "leaf1", "leaf2", "spine0", "spine1", "spine2", "spine3"], ["leaf3"]]"#;
+    let loaded = load("default", &["simulation.RunTime=0.0005", given]);
+    let p = rdmasim::shards::partition(&loaded, 2).expect("partition");
+    assert_eq!(p.hosts_per_shard(&loaded.topology), vec![12, 4]);
+    let e = rdmasim::shards::partition(&loaded, 3).unwrap_err();
+    assert!(e.contains("the scenario's partition has 2 shards"), "{e}");
+    let (one, whole) = run(&loaded, 1);
+    let (two, split) = run(&loaded, 2);
+    let rows = union(&one, "default", "rdma-perf");
+    assert!(rows.len() > 100);
+    assert!(
+        union(&two, "default", "rdma-perf") == rows,
+        "rows differ under the given partition"
+    );
+    assert_eq!(split.events, whole.events);
+    // Each shard wrote the rows of its own Initiators: leaf3 (hosts 12-15) has only Responders.
+    let files = shard_files(&two, "default", "rdma-perf");
+    assert_eq!((files[0].1.len(), files[1].1.len()), (rows.len(), 0));
+    // A name that is not a switch is refused at load, naming the entry.
+    let default = common::default_ron();
+    let msg = common::refused(&[
+        "run",
+        default.to_str().unwrap(),
+        "--set",
+        r#"partition=[["leaf0", "spine9"]]"#,
+    ]);
+    assert!(msg.contains("partition[0][1]") && msg.contains("`spine9`"), "{msg}");
+}

@@ -1,0 +1,34 @@
+#!/bin/bash
+# Cost per event as the fabric grows (#16): N pairs of one-shard runs, the default scenario and the
+# same scenario on TOPOLOGY, back to back (order flipped each pair), each run's wall time over its
+# events; prints the median ns per event of each side and the median ratio (TOPOLOGY over
+# default) per pair. The default runs DEFAULT_RUNTIME (0.05 s: long enough that start-up is
+# noise), TOPOLOGY runs RUNTIME.
+#
+#   tools/perf/scale.sh N TOPOLOGY RUNTIME [DEFAULT_RUNTIME] [BIN]
+#   tools/perf/scale.sh 3 'FatTree(k: 32)' 0.0005
+set -euo pipefail
+if [ $# -lt 3 ]; then
+    sed -n '2,9p' "$0" >&2
+    exit 2
+fi
+n=$1 topo=$2 rt=$3 drt=${4:-0.05}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${5:-$root/target/release/rdmasim}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+# ns per event of one run: the summary's wall time over its events.
+per_event() {
+    "$bin" run "$root/scenarios/default.ron" --quiet --out "$out/o" "$@" </dev/null >"$out/last" 2>&1
+    awk '/^wall time/ {w = $3} /^events/ {e = $2} END {printf "%.1f\n", w * 1e9 / e}' "$out/last"
+}
+small() { per_event --set "simulation.RunTime=$drt"; }
+large() { per_event --set "simulation.RunTime=$rt" --set "topology=$topo"; }
+for i in $(seq "$n"); do
+    if [ $((i % 2)) = 1 ]; then a=$(small); b=$(large); else b=$(large); a=$(small); fi
+    echo "$a $b"
+done >"$out/pairs"
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+echo "default:  median $(cut -d' ' -f1 "$out/pairs" | median) ns per event"
+echo "$topo: median $(cut -d' ' -f2 "$out/pairs" | median) ns per event"
+echo "ratio per pair: median $(awk '{print $2 / $1}' "$out/pairs" | median) over $n pairs"
