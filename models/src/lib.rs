@@ -6,6 +6,7 @@
 pub mod application;
 pub mod cc;
 pub mod fabric;
+pub mod int;
 pub mod nic;
 pub mod packet;
 pub mod pcie;

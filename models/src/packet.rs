@@ -97,6 +97,10 @@ pub struct Packet {
     pub ecn: u8,
     /// BTH AckReq bit.
     pub ack_req: bool,
+    /// The packet's INT hop stack in the fabric's `IntTable` (`models::int`); 0 (every packet
+    /// unless a controller asks for INT): none. Fits in what was padding: the packet's size and
+    /// copy do not change.
+    pub int: u32,
 }
 
 impl Packet {
@@ -134,5 +138,6 @@ mod tests {
     fn packets_stay_small() {
         // Queues hold millions of these; keep them within one cache line.
         assert!(std::mem::size_of::<Packet>() <= 64);
+        assert_eq!(std::mem::size_of::<Packet>(), 56);
     }
 }

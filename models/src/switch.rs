@@ -16,6 +16,12 @@
 //! `switch: MySwitch((...))`. The contract suite (`testkit::switch_contract`, instantiated in
 //! `tests/integration/switch_contract.rs`) runs on every model.
 //!
+//! **In-band telemetry.** A model pushes a hop record into every packet it sends on that
+//! carries INT (`Packet::int` is not 0, only when a controller asks for it, `models::int`):
+//! just before launching it, `if pkt.int != 0 { record_hop(fabric, pkt.int, pkt.kind, wire, now, queued) }`
+//! with the port's link direction and the bytes still waiting at the port. The test is one
+//! branch that is never taken in a run without INT; the record is made out of line.
+//!
 //! ```
 //! use engine::prelude::*;
 //! use models::fabric::FabricIndex;
@@ -160,6 +166,37 @@ pub fn route(fabric: &FabricIndex, node: u32, pkt: &Packet) -> Option<u16> {
         0 => None,
         1 => Some(hops[0]),
         n => Some(hops[ecmp_choice(fabric.salts[node as usize], pkt.flow, n)]),
+    }
+}
+
+/// Pushes the hop record of the egress port whose link direction is `wire` into the INT stack
+/// `int` (`Packet::int`) of a packet of `kind` the switch sends at `now` with `queued` bytes
+/// left waiting at the port: the time, the bytes the direction sent before it, `queued` and the
+/// line rate. Data packets only (an ACK carries its data packet's records back untouched). Call
+/// it only when `int` is not 0 (see the module's doc), just before `LinkDirection::launch`. It
+/// takes the packet's fields by value: a reference would make the hot path keep the packet in
+/// memory for a call that never happens without INT.
+#[cold]
+#[inline(never)]
+pub fn record_hop(
+    fabric: &FabricIndex,
+    int: u32,
+    kind: crate::packet::PacketKind,
+    wire: &LinkDirection,
+    now: SimTime,
+    queued: u64,
+) {
+    if kind != crate::packet::PacketKind::Data {
+        return;
+    }
+    if let Some(t) = fabric.int.as_deref() {
+        let hop = crate::int::IntHop {
+            time: now.max(wire.busy_until),
+            tx_bytes: wire.bytes,
+            qlen: queued,
+            rate: wire.rate,
+        };
+        t.push(int, hop);
     }
 }
 

@@ -11,11 +11,13 @@
 //!   sender's NIC and its queue pair's controller; without the ask, none, however many packets
 //!   are marked;
 //! - what the controller was told matches the wire: every queue pair that sent data has a
-//!   controller, with one `on_send` per data packet it sent, ACKs, ECN echoes exactly when it
-//!   asked for them, and no NAK, timeout or retransmission on a lossless fabric;
+//!   controller, with one `on_send` per data packet it sent, ACKs, ECN echoes and INT echoes
+//!   exactly when it asked for them, and no NAK, timeout or retransmission on a lossless fabric;
 //! - the hooks come in a valid order for each queue pair: nothing before its first `on_send`,
-//!   new PSNs sent in sequence, an ACK or ECN echo only for a PSN already sent, ACKs moving
-//!   forward, `on_timer` not before the time the controller asked for, time never going back.
+//!   new PSNs sent in sequence, an ACK, ECN or INT echo only for a PSN already sent, ACKs moving
+//!   forward, an INT echo with one hop record per switch on the path (one, on a star), its
+//!   times before the hook's, `on_timer` not before the time the controller asked for, time
+//!   never going back.
 //!
 //! What a controller is told is read from a recording wrapper ([`recorder`]), not from the
 //! controller, so a controller need not count anything. Instantiate the suite with
@@ -253,6 +255,8 @@ pub fn check_hooks_match_the_wire(c: &Controller, o: &Outcome) {
         assert!(count(|h| matches!(h, Hook::Ack(_))) > 0, "{what}: no on_ack");
         let echoes = count(|h| matches!(h, Hook::EcnEcho(_)));
         assert_eq!(echoes > 0, o.feedback.ecn_echo, "{what}: {echoes} ECN echoes");
+        let ints = count(|h| matches!(h, Hook::Int(..)));
+        assert_eq!(ints > 0, o.feedback.int, "{what}: {ints} INT echoes");
         let lossy = count(|h| match h {
             Hook::Nak(_) | Hook::Timeout => true,
             Hook::Send(s) => s.retransmit,
@@ -301,6 +305,16 @@ pub fn check_hook_order(c: &Controller, o: &Outcome) {
                 Hook::EcnEcho(e) => {
                     assert!(o.feedback.ecn_echo, "{at}: ECN echo not asked for");
                     assert!(sent(e.psn) && e.marked > 0, "{at}: echoes nothing sent");
+                }
+                Hook::Int(psn, hops) => {
+                    assert!(o.feedback.int, "{at}: INT echo not asked for");
+                    assert!(sent(psn), "{at}: echoes a PSN not sent");
+                    // Every run of the suite is on a star: one switch, one record.
+                    assert_eq!(hops.as_slice().len(), 1, "{at}: hop records");
+                    assert!(
+                        hops.as_slice().iter().all(|h| h.time < call.now),
+                        "{at}: a record from the future"
+                    );
                 }
                 Hook::Cnp => assert!(o.feedback.cnp, "{at}: CNP not asked for"),
                 Hook::Timer => assert!(call.gate.wake_at <= call.now, "{at}: before {}", call.gate.wake_at),

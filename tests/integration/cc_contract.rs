@@ -1,5 +1,5 @@
 //! The congestion-control contract suite (`testkit::cc_contract`) on the workspace's
-//! controllers, `None`, `FixedRate` and `Dcqcn`, hosted by the RoCE NIC; and the loader's messages for bad
+//! controllers, `None`, `FixedRate`, `Dcqcn` and `Hpcc`, hosted by the RoCE NIC; and the loader's messages for bad
 //! settings.
 
 use engine::prelude::*;
@@ -28,7 +28,21 @@ const DCQCN: Controller = Controller {
     paces_at: |_, port| port,
 };
 
+/// HPCC with UTarget 1 (a lone queue pair at line rate). Its window is its rate x `BaseRtt`, so
+/// `BaseRtt` is the round trip the sender sees: the star's 5.17 us (4 x 1 us of links, 2 x 0.5 us
+/// of forwarding, 2 x 84 ns of serialization) plus the 15 packets (1.26 us at line rate) an ACK
+/// of every 16th packet waits for, 6.5 us. Its frames carry the 42 B INT header: 4,196 B on the
+/// wire per 4,096 B of payload, where the suite's goodput counts 4,154, so line rate is
+/// 400 x 4,154 / 4,196 = 396 Gbps of 4,154 B frames.
+const HPCC: Controller = Controller {
+    name: "Hpcc",
+    register: rdmasim::scenario::register_builtins,
+    ron: |_| "Hpcc((UTarget: 1.0, BaseRtt: \"6.5us\"))".into(),
+    paces_at: |_, port| port * 4154 / (4154 + models::int::HEADER_BYTES as u64),
+};
+
 testkit::cc_contract_suite!(none, NONE, super::ROCE_NIC);
+testkit::cc_contract_suite!(hpcc, super::HPCC, super::ROCE_NIC);
 testkit::cc_contract_suite!(fixed_rate, super::FIXED_RATE, super::ROCE_NIC);
 testkit::cc_contract_suite!(dcqcn, super::DCQCN, super::ROCE_NIC);
 

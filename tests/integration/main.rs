@@ -13,6 +13,7 @@ mod determinism;
 mod digests;
 mod faults;
 mod goodput;
+mod hpcc;
 mod incast;
 mod independence;
 mod memory;

@@ -191,6 +191,7 @@ fn every_config_field_has_a_checked_row() {
     p.extend(check_table::<oq_switch::OqSwitchConfig>(&doc, "`OqSwitchConfig`", &[]));
     p.extend(check_table::<RoceNicConfig>(&doc, "`RoceNicConfig`", &[]));
     p.extend(check_table::<dcqcn::DcqcnConfig>(&doc, "`DcqcnConfig`", &[]));
+    p.extend(check_table::<hpcc::HpccConfig>(&doc, "`HpccConfig`", &[]));
     p.extend(check_table::<BufferManager>(&doc, "`BufferManager`", &[]));
     p.extend(check_table::<IngressBufferManager>(&doc, "`IngressBufferManager`", &[]));
     p.extend(check_table::<models::pcie::PcieConfig>(&doc, "`PcieConfig`", &[]));

@@ -11,9 +11,10 @@ fn every_scenario_runs_and_completes_wqes() {
     // RunTime 0.0005 s: data from 0.003 s to the stop at 0.0065 s (default timeline). The
     // congestion-control scenarios' flows share one port (15 of them at 400 / 15 Gbps each take
     // 5 ms for one 16 MiB WRITE, after ~2 ms of DCQCN's climb back from the incast's onset; the
-    // 2-to-1's 200 MB flows end near 8 and 9 ms): 0.01 s, and their runs must conserve packets.
+    // 2-to-1's 200 MB flows end near 8 and 9 ms; HPCC's end sooner): 0.01 s, and their runs must
+    // conserve packets.
     let cc = cc_scenarios();
-    assert_eq!(cc.len(), 3, "{cc:?}");
+    assert_eq!(cc.len(), 6, "{cc:?}");
     let runs = files
         .into_iter()
         .map(|p| (p, "simulation.RunTime=0.0005"))

@@ -15,6 +15,7 @@
 //! | `on_nak` | a NAK asks the queue pair to go back to a PSN (before the NIC rewinds) |
 //! | `on_cnp` | a congestion notification packet (CNP) for the queue pair arrives |
 //! | `on_ecn_echo` | an ACK echoes data packets that arrived CE-marked (before its `on_ack`) |
+//! | `on_int` | an ACK echoes the INT hop records of the data packet it answers (before its `on_ack`) |
 //! | `on_timeout` | the retransmission timer fired (before the NIC rewinds) |
 //! | `on_timer` | the time the controller asked for in `Gate::wake_at` came |
 //!
@@ -25,7 +26,11 @@
 //! `cnp`, every NIC is a notification point (RoCEv2 annex A17.9): for CE-marked data it sends
 //! the data's sender a CNP (BTH opcode 0x81, `wire::CNP_BYTES` on the wire), at most one per
 //! queue pair per CNP interval; with `ecn_echo`, each ACK carries the count of CE-marked data
-//! packets it answers. With neither, the receiver behaves as without congestion control.
+//! packets it answers. With `int`, the sending NIC marks its data packets for in-band telemetry
+//! (`models::int`), every switch they pass pushes a hop record (queue length, bytes sent,
+//! time, line rate), and the ACK answering a packet echoes its records to `on_int`; the INT
+//! header's bytes (`models::int::HEADER_BYTES`) are on the wire in both. With none, the receiver
+//! behaves as without congestion control.
 //!
 //! A fixed-rate pacer, the whole of a controller:
 //!
@@ -72,6 +77,7 @@ mod choice;
 
 pub use choice::CcChoice;
 
+use crate::int::IntHop;
 use engine::SimTime;
 use engine::registry::{Registered, Registry};
 use engine::scenario::FieldError;
@@ -183,13 +189,26 @@ pub struct EcnEcho {
     pub marked: u32,
 }
 
-/// The signals a controller needs from the receiving NIC.
+/// An ACK echoing the INT hop records of the data packet it answers (`Feedback::int`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntEcho<'a> {
+    /// The ACK's PSN: the data packet it answers.
+    pub psn: u32,
+    /// The records the switches on the data's path pushed, first hop first (at most
+    /// `models::int::MAX_HOPS`).
+    pub hops: &'a [IntHop],
+}
+
+/// The signals a controller needs from the receiving NIC and the fabric.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Feedback {
     /// Receivers send CNPs for CE-marked data (the notification point is on).
     pub cnp: bool,
     /// ACKs carry the count of CE-marked data packets they answer.
     pub ecn_echo: bool,
+    /// Data packets carry in-band telemetry: each switch pushes a hop record, and the ACK
+    /// answering a packet echoes them (`CongestionControl::on_int`).
+    pub int: bool,
 }
 
 /// One queue pair's controller. Every hook may change the gate; all but `on_send` default to
@@ -205,6 +224,9 @@ pub trait CongestionControl: Debug + Send + Sync + 'static {
     fn on_cnp(&mut self, _now: SimTime, _gate: &mut Gate) {}
     /// An ACK echoed CE marks.
     fn on_ecn_echo(&mut self, _now: SimTime, _gate: &mut Gate, _echo: &EcnEcho) {}
+    /// An ACK echoed the INT hop records of the data packet it answers (`Feedback::int`); called
+    /// for every such ACK, before its `on_ack` (if it acknowledges more).
+    fn on_int(&mut self, _now: SimTime, _gate: &mut Gate, _echo: &IntEcho) {}
     /// The retransmission timer fired (before the NIC rewinds).
     fn on_timeout(&mut self, _now: SimTime, _gate: &mut Gate) {}
     /// The controller's own timer (`Gate::wake_at`) came due.
@@ -276,6 +298,10 @@ impl QpCc {
     /// Passes `on_ecn_echo` to the controller with the gate.
     pub fn on_ecn_echo(&mut self, now: SimTime, echo: &EcnEcho) {
         self.controller.on_ecn_echo(now, &mut self.gate, echo);
+    }
+    /// Passes `on_int` to the controller with the gate.
+    pub fn on_int(&mut self, now: SimTime, echo: &IntEcho) {
+        self.controller.on_int(now, &mut self.gate, echo);
     }
     /// Passes `on_timeout` to the controller with the gate.
     pub fn on_timeout(&mut self, now: SimTime) {

@@ -30,7 +30,7 @@ impl CcModel for Window {
     fn feedback(&self) -> Feedback {
         Feedback {
             cnp: true,
-            ecn_echo: false,
+            ..Feedback::default()
         }
     }
     fn new_qp(&self, _qp: &QpInfo, gate: &mut Gate) -> Box<dyn CongestionControl> {

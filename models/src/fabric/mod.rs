@@ -99,6 +99,9 @@ pub struct FabricIndex {
     pub egress: Vec<Vec<u32>>,
     /// ECMP salt of each node (0 for hosts).
     pub salts: Vec<u64>,
+    /// The hop stacks of packets with in-band telemetry (`models::int`): only when a
+    /// controller asks for INT (`models::int::IntRequested` at build).
+    pub int: Option<Arc<crate::int::IntTable>>,
 }
 
 impl FabricIndex {
@@ -287,6 +290,9 @@ pub fn build_fabric<S: SwitchModel>(world: &mut World) {
         }
         world.insert_resource(f);
     }
+    let int = world
+        .contains_resource::<crate::int::IntRequested>()
+        .then(|| Arc::new(crate::int::IntTable::default()));
     let index = Arc::new(FabricIndex {
         topology,
         routes,
@@ -296,6 +302,7 @@ pub fn build_fabric<S: SwitchModel>(world: &mut World) {
         dir_to,
         egress,
         salts,
+        int,
     });
     if let Some(plan) = world.get_resource::<crate::shard::ShardPlan>().cloned() {
         crate::shard::port::install(world, &plan, &index);

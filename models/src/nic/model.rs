@@ -17,6 +17,11 @@ pub trait NicModel: Debug + Send + Sync + 'static {
     fn port_rate(&self) -> Option<engine::Rate> {
         None
     }
+    /// Whether its data packets carry in-band telemetry (`models::int`: a controller asks for
+    /// it). The hop stacks live in one world's table, so such a run has one shard.
+    fn carries_int(&self) -> bool {
+        false
+    }
     /// Adds the NIC's plugin(s) to `app`.
     fn add_to(&self, app: &mut App);
     /// A copy, for plugin groups that own their plugins.

@@ -126,6 +126,8 @@ impl ShardPort for FabricPort {
                 class: b[58],
                 ecn: b[59],
                 ack_req: b[60] != 0,
+                // INT stacks live in one shard's table: runs with INT have one shard.
+                int: 0,
             };
             packets.push((u32_at(0), SimTime(u64_at(4)), p));
         }

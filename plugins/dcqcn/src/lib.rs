@@ -37,6 +37,7 @@ impl CcModel for DcqcnConfig {
         Feedback {
             cnp: true,
             ecn_echo: false,
+            int: false,
         }
     }
     fn new_qp(&self, qp: &QpInfo, _gate: &mut Gate) -> Box<dyn CongestionControl> {

@@ -299,7 +299,8 @@ fn config_defaults_ron_and_checks() {
         c.feedback(),
         models::cc::Feedback {
             cnp: true,
-            ecn_echo: false
+            ecn_echo: false,
+            int: false
         }
     );
 }

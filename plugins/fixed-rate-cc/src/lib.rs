@@ -108,6 +108,7 @@ impl CcModel for FixedRateConfig {
         Feedback {
             cnp: true,
             ecn_echo: true,
+            int: false,
         }
     }
     fn new_qp(&self, _qp: &QpInfo, _gate: &mut Gate) -> Box<dyn CongestionControl> {

@@ -86,7 +86,8 @@ fn config_defaults_ron_and_checks() {
         c.feedback(),
         Feedback {
             cnp: true,
-            ecn_echo: true
+            ecn_echo: true,
+            int: false
         }
     );
 }

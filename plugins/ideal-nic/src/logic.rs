@@ -236,6 +236,7 @@ impl NicLogic {
             class,
             ecn: ecn::ECT0,
             ack_req: false,
+            int: 0,
         });
         self.pump(q, host);
     }
@@ -433,6 +434,7 @@ fn cm_packet(
         class,
         ecn: ecn::ECT0,
         ack_req: false,
+        int: 0,
     }
 }
 

@@ -290,6 +290,7 @@ impl IdealNic {
             // ECN-capable, so a marking switch marks rather than drops; CE is only counted.
             ecn: ecn::ECT0,
             ack_req: last,
+            int: 0,
         };
         a.sent += 1;
         if last {

@@ -7,7 +7,7 @@ use models::fabric::FabricIndex;
 use models::fabric::conservation::DropCause;
 use models::fabric::link::LinkDirection;
 use models::packet::{Packet, PacketKind};
-use models::switch::{SwitchCounters, SwitchModel, SwitchSite, route, wake_at};
+use models::switch::{SwitchCounters, SwitchModel, SwitchSite, record_hop, route, wake_at};
 use std::collections::VecDeque;
 
 /// An egress port: what waits for its serializer, and whether a `switch_tx` is pending for it
@@ -36,9 +36,20 @@ impl OqSwitch {
         self.ports[port as usize].bytes
     }
 
-    /// Puts `pkt` on `out`'s serializer at `now`, which must be free; counts it.
+    /// Puts `pkt` on `out`'s serializer at `now`, which must be free; counts it, and pushes
+    /// its INT hop record if it carries INT.
     #[inline]
-    fn send(&mut self, q: &mut EventQueue, now: SimTime, out: u16, pkt: Packet) -> SimTime {
+    fn send(&mut self, fabric: &FabricIndex, q: &mut EventQueue, now: SimTime, out: u16, pkt: Packet) -> SimTime {
+        if pkt.int != 0 {
+            record_hop(
+                fabric,
+                pkt.int,
+                pkt.kind,
+                &self.wires[out as usize],
+                now,
+                self.ports[out as usize].bytes,
+            );
+        }
         self.counters.packets += 1;
         self.counters.bytes += pkt.bytes as u64;
         self.wires[out as usize].launch(q, now, pkt)
@@ -90,7 +101,7 @@ impl SwitchModel for OqSwitch {
         let wire = &self.wires[out as usize];
         if !port.tx_pending && wire.idle_at(now) {
             // Nothing waits (a waiting packet keeps a `switch_tx` pending) and the port is free.
-            self.send(q, now, out, pkt);
+            self.send(fabric, q, now, out, pkt);
             return;
         }
         let port = &mut self.ports[out as usize];
@@ -111,7 +122,7 @@ impl SwitchModel for OqSwitch {
         };
         p.bytes -= pkt.bytes as u64;
         self.buffer_bytes -= pkt.bytes as u64;
-        let end = self.send(q, q.now(), port, pkt);
+        let end = self.send(fabric, q, q.now(), port, pkt);
         let p = &mut self.ports[port as usize];
         if !p.queue.is_empty() {
             p.tx_pending = true;

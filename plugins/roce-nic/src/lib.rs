@@ -26,6 +26,9 @@ impl models::nic::NicModel for RoceNicConfig {
     fn port_rate(&self) -> Option<engine::Rate> {
         Some(self.PortRate)
     }
+    fn carries_int(&self) -> bool {
+        self.CongestionControl.feedback().int
+    }
     fn add_to(&self, app: &mut engine::app::App) {
         app.add_plugins(RoceNicPlugin { config: self.clone() });
     }

@@ -52,7 +52,13 @@ impl Plugin for RoceNicPlugin {
             cc_timer: app.add_event_kind("roce.cc"),
             cnp_interval: feedback.cnp.then_some(self.config.CnpInterval.0),
             ecn_echo: feedback.ecn_echo,
+            // The fabric's table, once built (`build_nics`).
+            int: None,
+            header_bytes: self.config.HeaderBytes.0 + feedback.int as u64 * models::int::HEADER_BYTES as u64,
         };
+        if feedback.int {
+            app.insert_resource(models::int::IntRequested);
+        }
         app.insert_resource(NicPools {
             egress: self.config.EgressBufferManager.has_pool(),
             ingress: self.config.IngressBufferManager.as_buffer().has_pool(),
@@ -88,7 +94,8 @@ impl Plugin for RoceNicPlugin {
 
 fn build_nics(world: &mut World) {
     let fabric = world.resource::<Fabric>().0.clone();
-    let ctx = world.resource::<PendingCtx>().0.clone();
+    let mut ctx = world.resource::<PendingCtx>().0.clone();
+    ctx.int = fabric.int.clone();
     let mut nics = Store::default();
     let window = models::nic::recording_window(world);
     let faults = world

@@ -44,8 +44,19 @@ impl Parts<'_> {
         };
         self.trace(point, q.now(), Some(pkt), None);
         match pkt.kind {
-            PacketKind::Data => self.rx_data(q, ctx, pkt),
-            PacketKind::Ack => self.rx_ack(q, ctx, pkt, out),
+            PacketKind::Data => {
+                // The ACK answering a packet with INT takes its hop stack; else it ends here.
+                let int = pkt.int;
+                if !self.rx_data(q, ctx, pkt) && int != 0 {
+                    close_int(ctx, int);
+                }
+            }
+            PacketKind::Ack => {
+                if pkt.int != 0 {
+                    self.rx_int(q, ctx, pkt.int, pkt.qp, pkt.psn);
+                }
+                self.rx_ack(q, ctx, pkt, out)
+            }
             PacketKind::Nak => {
                 if let Some(qpn) = self.initiator_qp(pkt.qp) {
                     if let Some(cc) = self.nic.qps[qpn as usize].cc.as_deref_mut() {
@@ -94,16 +105,47 @@ impl Parts<'_> {
             class: to.class,
             ecn: 0,
             ack_req: false,
+            int: 0,
         }
     }
 
-    fn rx_data(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet) {
-        let now = q.now();
-        let Some(qp) = self.nic.qps.get(pkt.qp as usize) else {
+    /// An ACK answering `to`: it echoes `to`'s INT records, and carries the INT header, if `to`
+    /// has them.
+    fn ack(&self, to: &Packet, psn: u32, sent_at: SimTime, remote_qpn: u32, flow: u64) -> Packet {
+        let mut ack = self.reply(to, PacketKind::Ack, psn, sent_at, remote_qpn, flow);
+        if to.int != 0 {
+            ack.int = to.int;
+            ack.bytes += models::int::HEADER_BYTES;
+        }
+        ack
+    }
+
+    /// An ACK echoing INT records reached the sender: its controller's `on_int`, and the stack
+    /// is closed.
+    #[cold]
+    #[inline(never)]
+    fn rx_int(&mut self, q: &mut EventQueue, ctx: &Ctx, int: u32, qp: u32, psn: u32) {
+        let hops = close_int(ctx, int);
+        let Some(qpn) = self.initiator_qp(qp) else { return };
+        let Some(cc) = self.nic.qps[qpn as usize].cc.as_deref_mut() else {
             return;
         };
+        let echo = models::cc::IntEcho {
+            psn,
+            hops: hops.as_slice(),
+        };
+        cc.cc.on_int(q.now(), &echo);
+        self.arm_cc_timer(q, ctx, qpn);
+    }
+
+    /// Handles a data packet; true if an ACK answering it went (and took its INT stack).
+    fn rx_data(&mut self, q: &mut EventQueue, ctx: &Ctx, pkt: Packet) -> bool {
+        let now = q.now();
+        let Some(qp) = self.nic.qps.get(pkt.qp as usize) else {
+            return false;
+        };
         if qp.role != QpRole::Responder {
-            return;
+            return false;
         }
         let (expected, remote_qpn, flow) = (qp.expected_psn, qp.remote_qpn, qp.flow);
         if pkt.is_ce() && ctx.reacts_to_ce() {
@@ -119,17 +161,18 @@ impl Parts<'_> {
                 let nak = self.reply(&pkt, PacketKind::Nak, expected, now, remote_qpn, flow);
                 self.send_ctrl(q, ctx, nak, false);
             }
-            return;
+            return false;
         }
         if pkt.psn < expected {
             // A duplicate from a go-back-N resend: re-acknowledge so the sender moves on.
             if pkt.ack_req {
                 self.nic.counters.acks_sent += 1;
-                let mut ack = self.reply(&pkt, PacketKind::Ack, expected - 1, now, remote_qpn, flow);
+                let mut ack = self.ack(&pkt, expected - 1, now, remote_qpn, flow);
                 ack.aux = self.echo(ctx, pkt.qp);
                 self.send_ctrl(q, ctx, ack, false);
+                return true;
             }
-            return;
+            return false;
         }
         let c = pkt.class as usize & 7;
         self.drain_writes(now, c);
@@ -138,7 +181,7 @@ impl Parts<'_> {
             // Only when PFC could not hold the sender back; go-back-N recovers it.
             self.nic.counters.ingress_drops += 1;
             self.trace(TracePoint::PacketDropped, now, Some(pkt), None);
-            return;
+            return false;
         }
         self.nic.ingress_used[c] += held;
         let peak = &mut self.nic.counters.ingress_peak[c];
@@ -157,10 +200,11 @@ impl Parts<'_> {
         qp.expected_psn += 1;
         qp.nak_sent = false;
         qp.since_ack += 1;
-        if pkt.ack_req || (every > 0 && qp.since_ack >= every) {
+        let acked = pkt.ack_req || (every > 0 && qp.since_ack >= every);
+        if acked {
             qp.since_ack = 0;
             self.nic.counters.acks_sent += 1;
-            let mut ack = self.reply(&pkt, PacketKind::Ack, pkt.psn, now, remote_qpn, flow);
+            let mut ack = self.ack(&pkt, pkt.psn, now, remote_qpn, flow);
             ack.aux = self.echo(ctx, pkt.qp);
             self.send_ctrl(q, ctx, ack, false);
         }
@@ -173,6 +217,7 @@ impl Parts<'_> {
         if self.nic.upstream_paused[c] {
             self.arm_resume(q, ctx, c);
         }
+        acked
     }
 
     /// Notification point: CE-marked data reached Responder queue pair `pkt.qp`. Sends its
@@ -410,6 +455,13 @@ impl Parts<'_> {
             .schedule(q, now, self.nic.source, self.nic.host, conn);
         self.activate_next(q, ctx, qpn);
     }
+}
+
+/// Closes INT stack `id` in the fabric's table, returning its records.
+#[cold]
+#[inline(never)]
+fn close_int(ctx: &Ctx, id: u32) -> models::int::Hops {
+    ctx.int.as_deref().map_or_else(Default::default, |t| t.close(id))
 }
 
 /// A connection-manager message answering `to`: `qp` is the receiver's QPN, `aux` ours, `psn`

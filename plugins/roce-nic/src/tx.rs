@@ -43,6 +43,11 @@ pub struct Ctx {
     pub cnp_interval: Option<SimTime>,
     /// ACKs echo CE marks (the controller asks for it).
     pub ecn_echo: bool,
+    /// The fabric's INT hop stacks, when the controller asks for INT (`models::int`): data
+    /// packets open one each and carry the INT header, ACKs echo it.
+    pub int: Option<std::sync::Arc<models::int::IntTable>>,
+    /// Header bytes of a data packet: `HeaderBytes`, plus the INT header with INT.
+    pub header_bytes: u64,
 }
 
 impl Ctx {
@@ -66,7 +71,7 @@ impl Ctx {
         if to <= from {
             return 0;
         }
-        let (mss, header) = (self.cfg.Mss.0, self.cfg.HeaderBytes.0);
+        let (mss, header) = (self.cfg.Mss.0, self.header_bytes);
         let full = (to - from) as u64 * (mss + header);
         // Every packet is full but the last.
         if to == a.packets {
@@ -341,7 +346,7 @@ impl Parts<'_> {
             dst: qp.remote_host,
             qp: qp.remote_qpn,
             psn: a.first_psn + i,
-            bytes: (payload + ctx.cfg.HeaderBytes.0) as u32,
+            bytes: (payload + ctx.header_bytes) as u32,
             payload: payload as u32,
             // The message length, for a capture's RETH (`PacketKind::Data`); nothing reads it.
             aux: a.bytes.min(u32::MAX as u64) as u32,
@@ -350,6 +355,10 @@ impl Parts<'_> {
             class: qp.class,
             ecn: ecn::ECT0,
             ack_req: i + 1 == a.packets,
+            int: match ctx.int.as_deref() {
+                None => 0,
+                Some(t) => open_int(t),
+            },
         };
         let all_sent = a.sent == a.packets;
         if all_sent {
@@ -470,4 +479,12 @@ impl Parts<'_> {
         self.wake_fetch_waiters(ctx, now, c);
         self.pump(q, ctx);
     }
+}
+
+/// A new INT stack for a data packet (only with INT): out of line, off the send path of a run
+/// without it.
+#[cold]
+#[inline(never)]
+fn open_int(t: &models::int::IntTable) -> u32 {
+    t.open()
 }

@@ -11,8 +11,9 @@
 use engine::SimTime;
 use engine::scenario::FieldError;
 use models::cc::{
-    Acked, CONTROLLERS, CcChoice, CcModel, CongestionControl, EcnEcho, Feedback, Gate, Nak, QpInfo, Sent,
+    Acked, CONTROLLERS, CcChoice, CcModel, CongestionControl, EcnEcho, Feedback, Gate, IntEcho, Nak, QpInfo, Sent,
 };
+use models::int::Hops;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,6 +53,8 @@ pub enum Hook {
     Cnp,
     /// `on_ecn_echo`.
     EcnEcho(EcnEcho),
+    /// `on_int`: the ACK's PSN and the hop records it echoed.
+    Int(u32, Hops),
     /// `on_timeout`.
     Timeout,
     /// `on_timer`.
@@ -148,6 +151,14 @@ impl Recording {
             Hook::Nak(nak) => c.on_nak(now, gate, &nak),
             Hook::Cnp => c.on_cnp(now, gate),
             Hook::EcnEcho(echo) => c.on_ecn_echo(now, gate, &echo),
+            Hook::Int(psn, hops) => c.on_int(
+                now,
+                gate,
+                &IntEcho {
+                    psn,
+                    hops: hops.as_slice(),
+                },
+            ),
             Hook::Timeout => c.on_timeout(now, gate),
             Hook::Timer => c.on_timer(now, gate),
         }
@@ -170,8 +181,14 @@ impl CongestionControl for Recording {
     fn on_ecn_echo(&mut self, now: SimTime, gate: &mut Gate, echo: &EcnEcho) {
         self.call(now, gate, Hook::EcnEcho(*echo));
     }
+    fn on_int(&mut self, now: SimTime, gate: &mut Gate, echo: &IntEcho) {
+        self.call(now, gate, Hook::Int(echo.psn, echo.hops.iter().collect()));
+    }
     fn on_timeout(&mut self, now: SimTime, gate: &mut Gate) {
         self.call(now, gate, Hook::Timeout);
+    }
+    fn rate(&self) -> Option<engine::Rate> {
+        self.inner.as_ref().and_then(|c| c.rate())
     }
     fn on_timer(&mut self, now: SimTime, gate: &mut Gate) {
         self.call(now, gate, Hook::Timer);

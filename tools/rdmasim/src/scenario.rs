@@ -83,6 +83,7 @@ pub fn register_builtins() {
         SWITCHES.register::<models::fabric::SwitchConfig>(crate::switch_choice::SHARED_BUFFER);
         SWITCHES.register::<oq_switch::OqSwitchConfig>("OutputQueued");
         models::cc::CONTROLLERS.register::<fixed_rate_cc::FixedRateConfig>("FixedRate");
+        models::cc::CONTROLLERS.register::<hpcc::HpccConfig>("Hpcc");
         models::cc::CONTROLLERS.register::<dcqcn::DcqcnConfig>("Dcqcn");
     });
 }

@@ -37,6 +37,11 @@ pub fn partition(loaded: &Loaded, shards: u32) -> Result<Partition, String> {
     if shards > 1 && !loaded.scenario.faults.0.is_empty() {
         return Err("faults are not supported with more than one shard yet".into());
     }
+    if shards > 1 && loaded.scenario.nic.value.carries_int() {
+        // INT hop stacks live in one world's table (`models::int`); a packet crossing shards
+        // would leave its records behind.
+        return Err("in-band telemetry (the controller's Feedback::int, e.g. Hpcc) is not supported with more than one shard yet".into());
+    }
     let given = &loaded.scenario.partition;
     if given.is_empty() {
         return Partition::compute(&loaded.topology, shards).map_err(|e| e.to_string());

@@ -288,5 +288,6 @@ pub fn reroute(fabric: &FabricIndex, faults: &FaultState, now: SimTime) -> Fabri
         dir_to: fabric.dir_to.clone(),
         egress: fabric.egress.clone(),
         salts: fabric.salts.clone(),
+        int: fabric.int.clone(),
     }
 }

@@ -8,7 +8,7 @@
 use super::{Frames, Switch};
 use crate::fabric::FabricIndex;
 use crate::packet::{Packet, PacketKind};
-use crate::switch::{route, tx_data};
+use crate::switch::{record_hop, route, tx_data};
 use engine::prelude::*;
 
 /// A packet reached switch `sw` on `in_port` (after the forwarding latency).
@@ -30,7 +30,13 @@ pub fn receive(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_por
         };
         if sw.can_cut_through(now, out, pkt.class) {
             // The port is free and nothing waits: admitted and sent in one step.
+            // INT is read from the arriving packet: a look at the one `forward` returns costs
+            // its copy into the channel a direct store (callgrind).
+            let (int, kind) = (pkt.int, pkt.kind);
             if let Some(pkt) = sw.forward(in_port, out, pkt, &mut frames) {
+                if int != 0 {
+                    record_hop(fabric, int, kind, sw.wire(out), now, sw.port_bytes(out));
+                }
                 sw.wire_mut(out).launch(q, now, pkt);
             }
         } else if sw.enqueue(in_port, out, pkt, &mut frames) {
@@ -93,6 +99,9 @@ fn kick(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16, fr
     let Some(pkt) = sw.dequeue(port, frames) else {
         return;
     };
+    if pkt.int != 0 {
+        record_hop(fabric, pkt.int, pkt.kind, sw.wire(port), now, sw.port_bytes(port));
+    }
     let d = sw.wire_mut(port);
     let end = d.launch(q, now, pkt);
     let (source, id) = (d.source, d.id);

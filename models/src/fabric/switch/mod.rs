@@ -183,6 +183,10 @@ impl Switch {
     pub fn queue_bytes(&self, port: u16, class: u8) -> u64 {
         self.egress[port as usize].queue_bytes[class as usize]
     }
+    /// Bytes queued at egress `port`, every class (what INT reports as its queue length).
+    pub fn port_bytes(&self, port: u16) -> u64 {
+        self.egress[port as usize].queue_bytes.iter().sum()
+    }
     /// Bytes in the buffer that came in on `port` in `class` (the PFC counter).
     pub fn ingress_bytes(&self, port: u16, class: u8) -> u64 {
         self.ingress[port as usize].bytes[class as usize]
