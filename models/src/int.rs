@@ -151,6 +151,14 @@ impl IntTable {
 #[derive(bevy_ecs::prelude::Resource, Clone, Copy, Debug, Default)]
 pub struct IntRequested;
 
+/// Asks for INT (a NIC plugin whose controller needs it, at build, after the fabric's plugin):
+/// the fabric builds its table and runs the switch models with their INT test
+/// (`SwitchModel::arrive::<true>`), which a run without INT does not carry.
+pub fn request(app: &mut engine::app::App) {
+    app.insert_resource(IntRequested);
+    crate::fabric::tap::instrument(app);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,9 +18,12 @@
 //!
 //! **In-band telemetry.** A model pushes a hop record into every packet it sends on that
 //! carries INT (`Packet::int` is not 0, only when a controller asks for it, `models::int`):
-//! just before launching it, `if pkt.int != 0 { record_hop(fabric, pkt.int, pkt.kind, wire, now, queued) }`
-//! with the port's link direction and the bytes still waiting at the port. The test is one
-//! branch that is never taken in a run without INT; the record is made out of line.
+//! just before launching it, `if INT && pkt.int != 0 { record_hop(fabric, pkt.int, pkt.kind,
+//! wire, now, queued) }` with the port's link direction and the bytes still waiting at the port.
+//! `INT` is the const parameter of `arrive` and `tx_ready`: the fabric passes `true` only to a
+//! run that may carry INT (`models::int::request`), so every other run has no test at all (a
+//! test per hop cost the default scenario 1.5% of its instructions); the record is made out of
+//! line.
 //!
 //! ```
 //! use engine::prelude::*;
@@ -39,7 +42,7 @@
 //!     fn new(_: &(), site: SwitchSite, wires: Vec<LinkDirection>) -> Self {
 //!         Hub { node: site.node, wires, counters: SwitchCounters::default() }
 //!     }
-//!     fn arrive(&mut self, fabric: &FabricIndex, q: &mut EventQueue, _in_port: u16, pkt: Packet) {
+//!     fn arrive<const INT: bool>(&mut self, fabric: &FabricIndex, q: &mut EventQueue, _in_port: u16, pkt: Packet) {
 //!         let Some(out) = route(fabric, self.node, &pkt) else {
 //!             self.counters.drops += 1;
 //!             return;
@@ -48,7 +51,7 @@
 //!         self.counters.bytes += pkt.bytes as u64;
 //!         self.wires[out as usize].launch(q, q.now(), pkt);
 //!     }
-//!     fn tx_ready(&mut self, _: &FabricIndex, _: &mut EventQueue, _port: u16) {}
+//!     fn tx_ready<const INT: bool>(&mut self, _: &FabricIndex, _: &mut EventQueue, _port: u16) {}
 //!     fn node(&self) -> u32 { self.node }
 //!     fn counters(&self) -> &SwitchCounters { &self.counters }
 //!     fn wire(&self, port: u16) -> &LinkDirection { &self.wires[port as usize] }
@@ -100,9 +103,13 @@ pub trait SwitchModel: Send + Sync + Sized + 'static {
     fn new(settings: &Self::Settings, site: SwitchSite, wires: Vec<LinkDirection>) -> Self;
 
     /// `pkt` reached the switch on `in_port` (a data packet, an ACK, a PFC frame from the peer).
-    fn arrive(&mut self, fabric: &FabricIndex, q: &mut EventQueue, in_port: u16, pkt: Packet);
-    /// The `fabric.switch_tx` the model scheduled with [`wake_at`] for `port` fired.
-    fn tx_ready(&mut self, fabric: &FabricIndex, q: &mut EventQueue, port: u16);
+    /// `INT`: the run may carry in-band telemetry, so the model pushes a hop record into each
+    /// packet it sends that carries INT ([`record_hop`]); a run without INT calls
+    /// `arrive::<false>`, and the model's test compiles out.
+    fn arrive<const INT: bool>(&mut self, fabric: &FabricIndex, q: &mut EventQueue, in_port: u16, pkt: Packet);
+    /// The `fabric.switch_tx` the model scheduled with [`wake_at`] for `port` fired (`INT` as
+    /// for `arrive`).
+    fn tx_ready<const INT: bool>(&mut self, fabric: &FabricIndex, q: &mut EventQueue, port: u16);
     /// A test or a fault asks the switch to send a PFC PAUSE (or RESUME) for `class` out of
     /// `port`. Default: a switch without PFC sends nothing.
     fn send_pfc(&mut self, _fabric: &FabricIndex, _q: &mut EventQueue, _port: u16, _class: u8, _pause: bool) {}

@@ -311,9 +311,10 @@ pub fn build_fabric<S: SwitchModel>(world: &mut World) {
 }
 
 /// The fabric's events: `fabric.arrive`, `fabric.switch_tx` and `fabric.send_pfc`. `FAULTS`: the
-/// scenario injects faults or a capture taps switch ports; without, the hot path carries no
-/// fault or tap check at all, not even a test per packet arrival (the handler is chosen once,
-/// before the run).
+/// scenario injects faults, a capture taps switch ports or a controller asks for in-band
+/// telemetry (the switch model's `INT`); without, the hot path carries no fault, tap or INT
+/// check at all, not even a test per packet arrival (the handler is chosen once, before the
+/// run).
 /// `S`: the switch model, whose decisions the handler calls directly (monomorphized).
 struct FabricHandler<S: SwitchModel, const FAULTS: bool> {
     state: Option<FabricState<S>>,
@@ -382,7 +383,7 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
                     if FAULTS && let Some(t) = st.taps.as_deref_mut() {
                         t.saw(ev.target, q.now(), &pkt);
                     }
-                    sw.arrive(fabric, q, to_port, pkt)
+                    sw.arrive::<FAULTS>(fabric, q, to_port, pkt)
                 }
                 None => not_a_switch(to_node),
             }
@@ -410,7 +411,7 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
         };
         if ev.kind == fabric.kinds.switch_tx {
             debug_assert_eq!(ev.data >> 16, sw.node() as u64);
-            sw.tx_ready(fabric, q, (ev.data & 0xFFFF) as u16);
+            sw.tx_ready::<FAULTS>(fabric, q, (ev.data & 0xFFFF) as u16);
         } else {
             let (port, class, pause) = crate::switch::read_send_pfc_data(ev.data);
             sw.send_pfc(fabric, q, port, class, pause);

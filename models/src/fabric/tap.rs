@@ -1,8 +1,8 @@
 //! Taps on switch ports: a capture asks for the frames leaving chosen switch ports toward other
 //! switches (`tap_switch_ports`), and the fabric's handler reports each as a `SwitchSent` trace
 //! event when it reaches the far switch. Only a tapped run's handler carries the check: tapping
-//! swaps in the instrumented handler (the one built for faults), so the hot path of a run without
-//! a tap is the one it always was.
+//! swaps in the instrumented handler (`instrument`, the one built for faults, also used for
+//! in-band telemetry), so the hot path of a run without a tap is the one it always was.
 
 use crate::packet::Packet;
 use crate::switch::SwitchModel;
@@ -19,16 +19,22 @@ pub struct SwitchTaps(pub Vec<(u32, u16)>);
 #[derive(Resource, Clone, Copy)]
 pub(crate) struct Instrument(pub fn(&mut App));
 
-/// Reports the frames leaving `ports` (switch node, egress port) as `SwitchSent` trace events to
-/// the run's `Tracers`. Call it after the fabric's plugin is added, before the run.
-pub fn tap_switch_ports(app: &mut App, ports: Vec<(u32, u16)>) {
+/// Swaps in the checked fabric handler (faults, taps, INT) of the run's switch model. Call it
+/// after the fabric's plugin is added, before the run.
+pub fn instrument(app: &mut App) {
     let instrument = app
         .world
         .get_resource::<Instrument>()
         .copied()
-        .expect("tap_switch_ports needs the fabric's plugin added before");
-    app.insert_resource(SwitchTaps(ports));
+        .expect("the fabric's plugin must be added first");
     (instrument.0)(app);
+}
+
+/// Reports the frames leaving `ports` (switch node, egress port) as `SwitchSent` trace events to
+/// the run's `Tracers`. Call it after the fabric's plugin is added, before the run.
+pub fn tap_switch_ports(app: &mut App, ports: Vec<(u32, u16)>) {
+    app.insert_resource(SwitchTaps(ports));
+    instrument(app);
 }
 
 /// A tapped link direction, as the handler reads it.

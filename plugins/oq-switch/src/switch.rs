@@ -39,8 +39,15 @@ impl OqSwitch {
     /// Puts `pkt` on `out`'s serializer at `now`, which must be free; counts it, and pushes
     /// its INT hop record if it carries INT.
     #[inline]
-    fn send(&mut self, fabric: &FabricIndex, q: &mut EventQueue, now: SimTime, out: u16, pkt: Packet) -> SimTime {
-        if pkt.int != 0 {
+    fn send<const INT: bool>(
+        &mut self,
+        fabric: &FabricIndex,
+        q: &mut EventQueue,
+        now: SimTime,
+        out: u16,
+        pkt: Packet,
+    ) -> SimTime {
+        if INT && pkt.int != 0 {
             record_hop(
                 fabric,
                 pkt.int,
@@ -75,7 +82,7 @@ impl SwitchModel for OqSwitch {
         }
     }
 
-    fn arrive(&mut self, fabric: &FabricIndex, q: &mut EventQueue, _in_port: u16, pkt: Packet) {
+    fn arrive<const INT: bool>(&mut self, fabric: &FabricIndex, q: &mut EventQueue, _in_port: u16, pkt: Packet) {
         if pkt.kind == PacketKind::Pfc {
             // Link-local and never obeyed: an ideal switch does not stop.
             match pkt.aux {
@@ -101,7 +108,7 @@ impl SwitchModel for OqSwitch {
         let wire = &self.wires[out as usize];
         if !port.tx_pending && wire.idle_at(now) {
             // Nothing waits (a waiting packet keeps a `switch_tx` pending) and the port is free.
-            self.send(fabric, q, now, out, pkt);
+            self.send::<INT>(fabric, q, now, out, pkt);
             return;
         }
         let port = &mut self.ports[out as usize];
@@ -114,7 +121,7 @@ impl SwitchModel for OqSwitch {
         }
     }
 
-    fn tx_ready(&mut self, fabric: &FabricIndex, q: &mut EventQueue, port: u16) {
+    fn tx_ready<const INT: bool>(&mut self, fabric: &FabricIndex, q: &mut EventQueue, port: u16) {
         let p = &mut self.ports[port as usize];
         p.tx_pending = false;
         let Some(pkt) = p.queue.pop_front() else {
@@ -122,7 +129,7 @@ impl SwitchModel for OqSwitch {
         };
         p.bytes -= pkt.bytes as u64;
         self.buffer_bytes -= pkt.bytes as u64;
-        let end = self.send(fabric, q, q.now(), port, pkt);
+        let end = self.send::<INT>(fabric, q, q.now(), port, pkt);
         let p = &mut self.ports[port as usize];
         if !p.queue.is_empty() {
             p.tx_pending = true;

@@ -57,7 +57,7 @@ impl Plugin for RoceNicPlugin {
             header_bytes: self.config.HeaderBytes.0 + feedback.int as u64 * models::int::HEADER_BYTES as u64,
         };
         if feedback.int {
-            app.insert_resource(models::int::IntRequested);
+            models::int::request(app);
         }
         app.insert_resource(NicPools {
             egress: self.config.EgressBufferManager.has_pool(),
@@ -73,20 +73,18 @@ impl Plugin for RoceNicPlugin {
             .world
             .get_resource::<FabricKinds>()
             .expect("the RoCE NIC plugin needs the fabric plugin added before it");
-        app.set_handler_for(
-            &[
-                fabric.to_host,
-                contract.listen.kind(),
-                contract.connect.kind(),
-                contract.post_wqe.kind(),
-                ctx.doorbell.kind(),
-                ctx.tx,
-                ctx.rto,
-                ctx.resume,
-                ctx.cc_timer,
-            ],
-            RoceHandler::default(),
-        );
+        let kinds = &[
+            fabric.to_host,
+            contract.listen.kind(),
+            contract.connect.kind(),
+            contract.post_wqe.kind(),
+            ctx.doorbell.kind(),
+            ctx.tx,
+            ctx.rto,
+            ctx.resume,
+            ctx.cc_timer,
+        ];
+        app.set_handler_for(kinds, RoceHandler::default());
         crate::counters::register_beacon_columns(app, feedback);
         app.insert_resource(models::nic::QpDiagnostics(crate::diagnostics::describe));
     }

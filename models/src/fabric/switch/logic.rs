@@ -13,7 +13,7 @@ use engine::prelude::*;
 
 /// A packet reached switch `sw` on `in_port` (after the forwarding latency).
 #[inline]
-pub fn receive(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_port: u16, pkt: Packet) {
+pub fn receive<const INT: bool>(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_port: u16, pkt: Packet) {
     let now = q.now();
     let node = sw.node;
     let mut frames = Frames::default();
@@ -21,7 +21,7 @@ pub fn receive(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_por
         // The frame pauses or resumes the egress of the port it came in on.
         sw.on_pfc(in_port, pkt.class, pkt.aux != 0);
         if pkt.aux == 0 {
-            kick(fabric, sw, q, in_port, &mut frames);
+            kick::<INT>(fabric, sw, q, in_port, &mut frames);
         }
     } else {
         let Some(out) = route(fabric, node, &pkt) else {
@@ -34,13 +34,13 @@ pub fn receive(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_por
             // its copy into the channel a direct store (callgrind).
             let (int, kind) = (pkt.int, pkt.kind);
             if let Some(pkt) = sw.forward(in_port, out, pkt, &mut frames) {
-                if int != 0 {
+                if INT && int != 0 {
                     record_hop(fabric, int, kind, sw.wire(out), now, sw.port_bytes(out));
                 }
                 sw.wire_mut(out).launch(q, now, pkt);
             }
         } else if sw.enqueue(in_port, out, pkt, &mut frames) {
-            kick(fabric, sw, q, out, &mut frames);
+            kick::<INT>(fabric, sw, q, out, &mut frames);
         }
     }
     if !frames.is_empty() {
@@ -50,10 +50,10 @@ pub fn receive(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, in_por
 
 /// `fabric.switch_tx` at `sw`'s egress `port`: its serializer is free (unless a PFC frame took
 /// it meanwhile); send the next packet.
-pub fn on_tx(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16) {
+pub fn on_tx<const INT: bool>(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16) {
     let mut frames = Frames::default();
     *sw.tx_pending(port) = false;
-    kick(fabric, sw, q, port, &mut frames);
+    kick::<INT>(fabric, sw, q, port, &mut frames);
     if !frames.is_empty() {
         launch_frames(fabric, sw, q, &frames);
     }
@@ -84,7 +84,7 @@ fn launch_frames(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, fram
 /// Starts egress `port` if it may: sends now if the serializer is free, else makes sure one
 /// `switch_tx` is pending for when it frees.
 #[inline]
-fn kick(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16, frames: &mut Frames) {
+fn kick<const INT: bool>(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16, frames: &mut Frames) {
     if *sw.tx_pending(port) || !sw.has_eligible(port) {
         return;
     }
@@ -99,7 +99,7 @@ fn kick(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQueue, port: u16, fr
     let Some(pkt) = sw.dequeue(port, frames) else {
         return;
     };
-    if pkt.int != 0 {
+    if INT && pkt.int != 0 {
         record_hop(fabric, pkt.int, pkt.kind, sw.wire(port), now, sw.port_bytes(port));
     }
     let d = sw.wire_mut(port);

@@ -28,12 +28,12 @@ impl SwitchModel for Switch {
         Switch::new(site.node, site.name.to_string(), site.ports, settings, site.seed).with_wires(wires)
     }
     #[inline(always)]
-    fn arrive(&mut self, fabric: &FabricIndex, q: &mut EventQueue, in_port: u16, pkt: Packet) {
-        receive(fabric, self, q, in_port, pkt);
+    fn arrive<const INT: bool>(&mut self, fabric: &FabricIndex, q: &mut EventQueue, in_port: u16, pkt: Packet) {
+        receive::<INT>(fabric, self, q, in_port, pkt);
     }
     #[inline(always)]
-    fn tx_ready(&mut self, fabric: &FabricIndex, q: &mut EventQueue, port: u16) {
-        on_tx(fabric, self, q, port);
+    fn tx_ready<const INT: bool>(&mut self, fabric: &FabricIndex, q: &mut EventQueue, port: u16) {
+        on_tx::<INT>(fabric, self, q, port);
     }
     fn send_pfc(&mut self, fabric: &FabricIndex, q: &mut EventQueue, port: u16, class: u8, pause: bool) {
         on_send_pfc(fabric, self, q, port, class, pause);
