@@ -21,9 +21,8 @@
 //! just before launching it, `if INT && pkt.int != 0 { record_hop(fabric, pkt.int, pkt.kind,
 //! wire, now, queued) }` with the port's link direction and the bytes still waiting at the port.
 //! `INT` is the const parameter of `arrive` and `tx_ready`: the fabric passes `true` only to a
-//! run that may carry INT (`models::int::request`), so every other run has no test at all (a
-//! test per hop cost the default scenario 1.5% of its instructions); the record is made out of
-//! line.
+//! run that may carry INT (`models::int::request`), so every other run has no test at all; the
+//! record is made out of line.
 //!
 //! ```
 //! use engine::prelude::*;

@@ -30,8 +30,8 @@ pub fn receive<const INT: bool>(fabric: &FabricIndex, sw: &mut Switch, q: &mut E
         };
         if sw.can_cut_through(now, out, pkt.class) {
             // The port is free and nothing waits: admitted and sent in one step.
-            // INT is read from the arriving packet: a look at the one `forward` returns costs
-            // its copy into the channel a direct store (callgrind).
+            // INT is read from the arriving packet: reading the one `forward` returns would keep
+            // that packet in memory instead of moving it straight into the channel.
             let (int, kind) = (pkt.int, pkt.kind);
             if let Some(pkt) = sw.forward(in_port, out, pkt, &mut frames) {
                 if INT && int != 0 {
