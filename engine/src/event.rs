@@ -197,15 +197,17 @@ impl EventQueue {
         kind: EventKind,
         target: u32,
     ) -> u32 {
-        let set = self.channels.get(key);
-        set.push(Channel {
-            fifo: Default::default(),
-            pending: false,
-            source,
-            kind,
-            target,
-        });
-        (set.len() - 1) as u32
+        let len = self.channels.push(
+            key,
+            Channel {
+                fifo: Default::default(),
+                pending: false,
+                source,
+                kind,
+                target,
+            },
+        );
+        (len - 1) as u32
     }
 
     /// Puts `value` into channel `chan`, to come out at `at`. Times must not decrease within a
@@ -411,6 +413,50 @@ mod tests {
         }
         assert_eq!(got, vec![(5, 1), (6, 100), (7, 2), (7, 3), (9, 101)]);
         assert_eq!((q.channel_len(key, 0), q.channel_len(key, 1)), (0, 0));
+    }
+
+    #[test]
+    fn channels_added_between_sends_keep_their_values() {
+        // Adding a channel can move the channels' storage; values sent before must still come
+        // out, in order, from the channel they were sent on (the hot path reaches channels
+        // through a cached pointer that every addition refreshes).
+        let mut q = EventQueue::new();
+        let key = q.add_channel_type::<u64>();
+        let words = q.add_channel_type::<(u32, u32)>();
+        let s = q.add_source();
+        let mut sent = Vec::new();
+        for i in 0..40u32 {
+            let chan = q.add_channel(key, s, EventKind(0), i);
+            let pair = q.add_channel(words, s, EventKind(1), i);
+            assert_eq!((chan, pair), (i, i));
+            q.send(key, chan, SimTime(u64::from(i) * 10), u64::from(i) * 7);
+            q.send(words, pair, SimTime(u64::from(i) * 10 + 5), (i, i + 1));
+            sent.push(i);
+        }
+        let mut got = Vec::new();
+        while let Some(ev) = q.pop_before(SimTime::MAX) {
+            if ev.kind == EventKind(0) {
+                got.push(("u64", ev.target, q.receive(key, ev.target) as u32 / 7));
+            } else {
+                let (a, b) = q.receive(words, ev.target);
+                assert_eq!(b, a + 1);
+                got.push(("pair", ev.target, a));
+            }
+        }
+        let want: Vec<_> = sent.iter().flat_map(|&i| [("u64", i, i), ("pair", i, i)]).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    #[should_panic(expected = "channel key from another event queue")]
+    fn a_key_from_another_queue_is_refused() {
+        // Same type, same index: still not this queue's channels.
+        let mut a = EventQueue::new();
+        let mut b = EventQueue::new();
+        let key_a = a.add_channel_type::<u64>();
+        let _key_b = b.add_channel_type::<u64>();
+        let s = b.add_source();
+        b.add_channel(key_a, s, EventKind(0), 0);
     }
 
     #[test]
