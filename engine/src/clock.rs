@@ -45,15 +45,22 @@ impl WallClock {
 
 /// `1970-01-01T00:00:00Z`, with milliseconds when `millis` is not zero.
 pub fn rfc3339(epoch_secs: i64, millis: u32) -> String {
+    let date_time = rfc3339_seconds(epoch_secs);
+    if millis == 0 {
+        format!("{date_time}Z")
+    } else {
+        format!("{date_time}.{millis:03}Z")
+    }
+}
+
+/// `1970-01-01T00:00:00`: `rfc3339` without fraction and zone, which a caller writing many
+/// instants within one second appends itself.
+pub fn rfc3339_seconds(epoch_secs: i64) -> String {
     let days = epoch_secs.div_euclid(86_400);
     let secs = epoch_secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
     let (hh, mm, ss) = (secs / 3600, secs / 60 % 60, secs % 60);
-    if millis == 0 {
-        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
-    } else {
-        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{millis:03}Z")
-    }
+    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}")
 }
 
 /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).

@@ -448,15 +448,22 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "channel key from another event queue")]
-    fn a_key_from_another_queue_is_refused() {
-        // Same type, same index: still not this queue's channels.
+    #[should_panic(expected = "channel key of a type this event queue has not registered")]
+    fn a_key_of_a_type_the_queue_has_not_registered_is_refused() {
         let mut a = EventQueue::new();
         let mut b = EventQueue::new();
-        let key_a = a.add_channel_type::<u64>();
-        let _key_b = b.add_channel_type::<u64>();
+        let key_a = a.add_channel_type::<i16>();
         let s = b.add_source();
         b.add_channel(key_a, s, EventKind(0), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "index out of bounds")]
+    fn a_send_on_a_type_the_queue_has_not_registered_panics() {
+        let mut a = EventQueue::new();
+        let mut b = EventQueue::new();
+        let key_a = a.add_channel_type::<i16>();
+        b.send(key_a, 0, SimTime(1), 5);
     }
 
     #[test]

@@ -37,7 +37,9 @@ impl<T: Copy + Default> Ring<T> {
     /// Queues `v` at the back, doubling the ring when full.
     #[inline]
     pub fn push_back(&mut self, v: T) {
-        if self.len == self.buf.len() {
+        // A loop, not an `if`: after it the compiler knows the ring is not empty, so the masked
+        // index below needs no bounds check.
+        while self.len >= self.buf.len() {
             self.grow();
         }
         let i = (self.head + self.len) & (self.buf.len() - 1);

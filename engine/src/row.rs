@@ -2,7 +2,7 @@
 //! A run writes hundreds of thousands of `rdma-perf` rows; `format!` and a `String` per field
 //! cost about 18,000 instructions a row (callgrind), this about a tenth of that.
 
-use crate::clock::{WallClock, rfc3339};
+use crate::clock::{WallClock, rfc3339_seconds};
 use crate::time::SimTime;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -11,9 +11,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub struct RowBuf {
     buf: Vec<u8>,
     ends: Vec<usize>,
-    /// The last `time_utc` text and the millisecond it is for: rows completed within one
-    /// millisecond of wall time (most of them) reuse it.
-    utc: Option<((u64, u32), String)>,
+    /// The last `time_utc` second and its text without fraction or zone: rows completed within
+    /// one second of wall time (nearly all of them; thousands under valgrind, whose runs are
+    /// slow) reuse it and write only their milliseconds.
+    utc: Option<(u64, String)>,
 }
 
 impl RowBuf {
@@ -64,11 +65,20 @@ impl RowBuf {
             return self.str(s);
         }
         let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        let at = (d.as_secs(), d.subsec_millis());
-        let mut utc = self.utc.take().filter(|(t, _)| *t == at);
-        let (_, text) = utc.get_or_insert_with(|| (at, rfc3339(at.0 as i64, at.1)));
+        self.utc_at(d.as_secs(), d.subsec_millis())
+    }
+
+    /// `time_utc` at `secs` and `millis` since the epoch: `clock::rfc3339`'s text.
+    fn utc_at(&mut self, secs: u64, millis: u32) -> &mut Self {
+        let mut utc = self.utc.take().filter(|(s, _)| *s == secs);
+        let (_, text) = utc.get_or_insert_with(|| (secs, rfc3339_seconds(secs as i64)));
         self.buf.extend_from_slice(text.as_bytes());
         self.utc = utc;
+        if millis != 0 {
+            self.buf.push(b'.');
+            self.digits(u64::from(millis), 3);
+        }
+        self.buf.push(b'Z');
         self.end_field()
     }
 
@@ -182,6 +192,24 @@ mod tests {
         r.str("a,b").u64(7).str("").time_utc(&WallClock::fixed_at(0));
         let got: Vec<&[u8]> = r.fields().collect();
         assert_eq!(got, vec![&b"a,b"[..], b"7", b"", b"1970-01-01T00:00:00Z"]);
+    }
+
+    #[test]
+    fn time_utc_is_rfc3339_whether_its_second_was_cached_or_not() {
+        // Instants within one second reuse its text; each must still read as `rfc3339` writes it.
+        let mut r = RowBuf::default();
+        for (secs, millis) in [
+            (1_796_207_306, 5),
+            (1_796_207_306, 0),
+            (1_796_207_306, 999),
+            (1_796_207_307, 40),
+            (0, 0),
+        ] {
+            r.clear();
+            r.utc_at(secs, millis);
+            let got = String::from_utf8(r.fields().next().unwrap().to_vec()).unwrap();
+            assert_eq!(got, crate::clock::rfc3339(secs as i64, millis));
+        }
     }
 
     #[test]

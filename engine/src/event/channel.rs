@@ -9,16 +9,15 @@
 use super::{EventKind, SourceId};
 use crate::ring::Ring;
 use crate::time::SimTime;
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 
-/// Names one value type's channels in one queue.
+/// Names one value type's channels in a queue: a type has the same index in every queue of the
+/// process (`type_index`), so a key never reaches channels of another type.
 pub struct ChannelKey<T> {
     index: u32,
-    /// The `ChannelSets::id` of the queue that made it.
-    queue: u32,
     _type: PhantomData<fn() -> T>,
 }
 
@@ -43,25 +42,46 @@ pub(super) struct Channel<T> {
     pub target: u32,
 }
 
-/// The most value types one queue's channels may carry (the fabric registers one: packets).
-const MAX_TYPES: usize = 4;
+/// The most channel value types one process may register (the fabric registers one: packets;
+/// tests a few more).
+const MAX_TYPES: usize = 8;
+
+/// The alignment of the dangling pointer an unregistered type's slot holds: at least any
+/// channel's (`add_type` checks), so an empty slice over it is valid.
+const EMPTY_ALIGN: usize = 4096;
+
+/// Channel value types in the order this process first registered them: a type's position is its
+/// index in every queue's `ChannelSets`, so that an index names one type everywhere.
+static TYPES: Mutex<Vec<TypeId>> = Mutex::new(Vec::new());
+
+/// `T`'s process-wide index, given at its first registration in any queue.
+fn type_index<T: 'static>() -> usize {
+    let mut types = TYPES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let id = TypeId::of::<T>();
+    if let Some(i) = types.iter().position(|t| *t == id) {
+        return i;
+    }
+    assert!(types.len() < MAX_TYPES, "more than {MAX_TYPES} channel value types");
+    types.push(id);
+    types.len() - 1
+}
 
 /// The channels of every registered value type.
 ///
 /// `owned` holds each type's `Vec<Channel<T>>` (and drops it); `raw` holds where that vector's
 /// channels are, so that a send or receive reaches a channel in one load from the queue instead
 /// of three (the boxed vector, its type check through the vtable, its buffer): on the hot path
-/// every dependent load is latency that the next event waits for.
+/// every dependent load is latency that the next event waits for. Both are indexed by the
+/// process-wide `type_index`, so a key's index names its type in every queue and `get` needs no
+/// check: at that index a queue holds that type's channels, or none (an empty slice).
 pub(super) struct ChannelSets {
-    /// Unique among the queues of this process: a key names its queue by it, so a key used with
-    /// another queue is refused rather than read as another type's channels.
-    id: u32,
-    owned: Vec<Box<dyn Any + Send + Sync>>,
+    owned: [Option<Box<dyn Any + Send + Sync>>; MAX_TYPES],
     raw: [RawSet; MAX_TYPES],
 }
 
 /// One type's channels, as `ChannelSets::get` reaches them: the buffer and length of the
-/// `Vec<Channel<T>>` in `owned` at the same index.
+/// `Vec<Channel<T>>` in `owned` at the same index; for a type this queue has not registered, a
+/// dangling pointer aligned to `EMPTY_ALIGN` and no channels.
 #[derive(Clone, Copy)]
 struct RawSet {
     ptr: *mut u8,
@@ -70,12 +90,10 @@ struct RawSet {
 
 impl Default for ChannelSets {
     fn default() -> Self {
-        static NEXT_ID: AtomicU32 = AtomicU32::new(0);
         ChannelSets {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            owned: Vec::new(),
+            owned: Default::default(),
             raw: [RawSet {
-                ptr: std::ptr::null_mut(),
+                ptr: std::ptr::without_provenance_mut(EMPTY_ALIGN),
                 len: 0,
             }; MAX_TYPES],
         }
@@ -92,40 +110,44 @@ unsafe impl Sync for ChannelSets {}
 
 impl fmt::Debug for ChannelSets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ChannelSets({} types)", self.owned.len())
+        let types = self.owned.iter().filter(|o| o.is_some()).count();
+        write!(f, "ChannelSets({types} types)")
     }
 }
 
 #[cold]
 #[inline(never)]
-fn another_queue() -> ! {
-    panic!("channel key from another event queue")
+fn not_registered() -> ! {
+    panic!("channel key of a type this event queue has not registered")
 }
 
 impl ChannelSets {
     pub fn add_type<T: Copy + Default + Send + Sync + 'static>(&mut self) -> ChannelKey<T> {
-        let index = self.owned.len();
+        assert!(std::mem::align_of::<Channel<T>>() <= EMPTY_ALIGN);
+        let index = type_index::<T>();
         assert!(
-            index < MAX_TYPES,
-            "more than {MAX_TYPES} channel value types in one queue"
+            self.owned[index].is_none(),
+            "channel value type registered twice in one event queue"
         );
-        self.owned.push(Box::new(Vec::<Channel<T>>::new()));
+        self.owned[index] = Some(Box::new(Vec::<Channel<T>>::new()));
         self.refresh::<T>(index);
         ChannelKey {
             index: index as u32,
-            queue: self.id,
             _type: PhantomData,
+        }
+    }
+
+    /// This queue's `Vec` of `key`'s channels.
+    fn owned_mut<T: 'static>(&mut self, key: ChannelKey<T>) -> &mut Vec<Channel<T>> {
+        match self.owned[key.index as usize].as_mut() {
+            Some(set) => set.downcast_mut().expect("a type's index names that type"),
+            None => not_registered(),
         }
     }
 
     /// Adds a channel of `key`'s type; returns how many there are now.
     pub fn push<T: 'static>(&mut self, key: ChannelKey<T>, channel: Channel<T>) -> usize {
-        if key.queue != self.id {
-            another_queue();
-        }
-        let set = self.owned[key.index as usize]
-            .downcast_mut::<Vec<Channel<T>>>()
-            .expect("channel key from another event queue");
+        let set = self.owned_mut(key);
         set.push(channel);
         let len = set.len();
         self.refresh::<T>(key.index as usize);
@@ -134,34 +156,33 @@ impl ChannelSets {
 
     /// Points `raw[index]` at the channels of `owned[index]` again (after it grew).
     fn refresh<T: 'static>(&mut self, index: usize) {
-        let set = self.owned[index]
-            .downcast_mut::<Vec<Channel<T>>>()
-            .expect("channel key from another event queue");
-        self.raw[index].ptr = set.as_mut_ptr().cast();
-        self.raw[index].len = set.len();
+        let set = self.owned_mut(ChannelKey::<T> {
+            index: index as u32,
+            _type: PhantomData,
+        });
+        let (ptr, len) = (set.as_mut_ptr().cast(), set.len());
+        self.raw[index] = RawSet { ptr, len };
     }
 
+    /// The channels of `key`'s type; none if this queue has not registered it (so indexing
+    /// them panics).
     #[inline]
     #[allow(unsafe_code)]
     pub fn get<T: 'static>(&mut self, key: ChannelKey<T>) -> &mut [Channel<T>] {
-        if key.queue != self.id {
-            another_queue();
-        }
-        let raw = &self.raw[key.index as usize & (MAX_TYPES - 1)];
-        // SAFETY: this queue made `key` (checked above), in `add_type::<T>`, so `owned` at its
-        // index holds a `Vec<Channel<T>>` (types are never removed), and `raw` at that index is
-        // that vector's buffer and length (refreshed whenever it changes). `&mut self` makes
-        // this the only reference to it.
+        let raw = self.raw[key.index as usize & (MAX_TYPES - 1)];
+        // SAFETY: a key of type `T` holds `T`'s process-wide index (`type_index`), so `raw` at
+        // it is either the buffer and length of the `Vec<Channel<T>>` in `owned` (refreshed
+        // whenever it changes), or, if this queue has not registered `T`, a non-null pointer
+        // aligned for any channel with length 0. `&mut self` makes this the only reference.
         unsafe { std::slice::from_raw_parts_mut(raw.ptr.cast::<Channel<T>>(), raw.len) }
     }
 
     pub fn get_ref<T: 'static>(&self, key: ChannelKey<T>) -> &[Channel<T>] {
-        if key.queue != self.id {
-            another_queue();
+        match self.owned[key.index as usize].as_ref() {
+            Some(set) => set
+                .downcast_ref::<Vec<Channel<T>>>()
+                .expect("a type's index names that type"),
+            None => not_registered(),
         }
-        self.owned
-            .get(key.index as usize)
-            .and_then(|s| s.downcast_ref::<Vec<Channel<T>>>())
-            .expect("channel key from another event queue")
     }
 }
