@@ -424,14 +424,12 @@ mod tests {
         let key = q.add_channel_type::<u64>();
         let words = q.add_channel_type::<(u32, u32)>();
         let s = q.add_source();
-        let mut sent = Vec::new();
         for i in 0..40u32 {
             let chan = q.add_channel(key, s, EventKind(0), i);
             let pair = q.add_channel(words, s, EventKind(1), i);
             assert_eq!((chan, pair), (i, i));
             q.send(key, chan, SimTime(u64::from(i) * 10), u64::from(i) * 7);
             q.send(words, pair, SimTime(u64::from(i) * 10 + 5), (i, i + 1));
-            sent.push(i);
         }
         let mut got = Vec::new();
         while let Some(ev) = q.pop_before(SimTime::MAX) {
@@ -443,27 +441,28 @@ mod tests {
                 got.push(("pair", ev.target, a));
             }
         }
-        let want: Vec<_> = sent.iter().flat_map(|&i| [("u64", i, i), ("pair", i, i)]).collect();
+        let want: Vec<_> = (0..40).flat_map(|i| [("u64", i, i), ("pair", i, i)]).collect();
         assert_eq!(got, want);
+    }
+
+    /// A queue that has registered no channel type, and a key of a type another queue registered.
+    fn queue_and_foreign_key() -> (EventQueue, ChannelKey<i16>) {
+        (EventQueue::new(), EventQueue::new().add_channel_type::<i16>())
     }
 
     #[test]
     #[should_panic(expected = "channel key of a type this event queue has not registered")]
-    fn a_key_of_a_type_the_queue_has_not_registered_is_refused() {
-        let mut a = EventQueue::new();
-        let mut b = EventQueue::new();
-        let key_a = a.add_channel_type::<i16>();
-        let s = b.add_source();
-        b.add_channel(key_a, s, EventKind(0), 0);
+    fn a_key_of_a_type_the_queue_has_not_registered_adds_no_channel() {
+        let (mut q, key) = queue_and_foreign_key();
+        let s = q.add_source();
+        q.add_channel(key, s, EventKind(0), 0);
     }
 
     #[test]
     #[should_panic(expected = "index out of bounds")]
-    fn a_send_on_a_type_the_queue_has_not_registered_panics() {
-        let mut a = EventQueue::new();
-        let mut b = EventQueue::new();
-        let key_a = a.add_channel_type::<i16>();
-        b.send(key_a, 0, SimTime(1), 5);
+    fn a_key_of_a_type_the_queue_has_not_registered_finds_no_channel() {
+        let (mut q, key) = queue_and_foreign_key();
+        q.send(key, 0, SimTime(1), 5);
     }
 
     #[test]
