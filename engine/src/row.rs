@@ -12,8 +12,7 @@ pub struct RowBuf {
     buf: Vec<u8>,
     ends: Vec<usize>,
     /// The last `time_utc` second and its text without fraction or zone: rows completed within
-    /// one second of wall time (nearly all of them; thousands under valgrind, whose runs are
-    /// slow) reuse it and write only their milliseconds.
+    /// that second reuse it and write only their milliseconds.
     utc: Option<(u64, String)>,
 }
 

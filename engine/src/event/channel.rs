@@ -45,6 +45,8 @@ pub(super) struct Channel<T> {
 /// The most channel value types one process may register (the fabric registers one, packets);
 /// a ninth panics naming this limit.
 const MAX_TYPES: usize = 8;
+// `get` wraps an index with a mask, which needs a power of two.
+const _: () = assert!(MAX_TYPES.is_power_of_two());
 
 /// The alignment of the dangling pointer an unregistered type's slot holds: at least any
 /// channel's (`add_type` checks), so an empty slice over it is valid.
