@@ -20,6 +20,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod alloc;
 mod run_cli;
 mod serve_cli;
 mod sweep_cli;
