@@ -1,20 +1,16 @@
-//! The program's allocator: jemalloc, asked for transparent huge pages on all its memory.
-//!
-//! A large fabric's state (`FatTree(k: 32)`: about 190 MB) is read at random, one event touching
-//! a handful of cache lines far apart; with 4 KiB pages each of those misses also missed the TLB
-//! and walked the page table. Where the kernel gives huge pages only on request (`madvise`, as
-//! here), glibc's malloc asks for them only when told by `GLIBC_TUNABLES` before start-up.
-//! jemalloc takes its options from the `malloc_conf` string below, baked into the binary. It also
-//! places small allocations at multiples of their size class, so a channel's ring of 64-byte
-//! slots starts on a cache line. Figures: docs/performance.md, "Huge pages and jemalloc".
+//! The program's allocator: jemalloc, with transparent huge pages for all its memory. Large
+//! fabrics read hundreds of megabytes at random: jemalloc's size-class placement and fewer TLB
+//! misses make them faster (docs/performance.md, "Huge pages and jemalloc"); glibc's
+//! malloc asks for huge pages only through an environment variable set before start-up.
+//! Heap profilers (massif, DHAT, heaptrack) do not see jemalloc's heap: to use one, build
+//! without `mod alloc` in `main.rs`.
 
-#[cfg(not(target_env = "msvc"))]
+#[cfg(target_os = "linux")]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// jemalloc's options, read at its start-up (`_rjem_` is the crate's symbol prefix): huge pages
-/// for the heap (`thp:always` madvises every extent) and for jemalloc's own metadata.
-#[cfg(not(target_env = "msvc"))]
+/// jemalloc's options, read at its start-up (`_rjem_`: the crate's symbol prefix).
+#[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 // SAFETY: jemalloc reads this symbol as a `const char *` to a NUL-terminated string; a reference
 // to a byte array is one pointer, to bytes that live for the whole program and end in NUL.
