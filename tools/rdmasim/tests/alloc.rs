@@ -17,9 +17,8 @@ fn the_binary_runs_on_jemalloc_with_the_baked_in_huge_page_options() {
         .expect("run rdmasim");
     assert!(out.status.success(), "{out:?}");
     let stats = String::from_utf8_lossy(&out.stderr);
-    // On a kernel without transparent huge pages jemalloc reports "not supported" for both;
-    // without the baked-in string it reports "default" and "disabled"; on the system allocator,
-    // nothing.
+    // Without the baked-in string jemalloc reports "default" and "disabled"; on a kernel without
+    // transparent huge pages, `opt.thp` "not supported"; on the system allocator, nothing.
     let thp = std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists();
     let (want, want_meta) = if thp {
         (r#"opt.thp: "always""#, r#"opt.metadata_thp: "always""#)
