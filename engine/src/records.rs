@@ -310,27 +310,33 @@ impl Records {
         T: AsRef<[u8]>,
     {
         let mut line = std::mem::take(&mut self.line);
-        let r = &mut self.records[id.0];
         let n = csv_line(&mut line, row);
+        self.push_line(id, n, &line);
+        self.line = line;
+    }
+
+    /// Writes one row that `fill` builds in place (no allocation per row once warm); `fill` gets
+    /// the clock for `time_utc`. The row is its CSV line already: it goes to the file as it is.
+    pub fn write_built(&mut self, id: RecordId, fill: impl FnOnce(&mut RowBuf, &WallClock)) {
+        let mut row = std::mem::take(&mut self.scratch);
+        row.clear();
+        fill(&mut row, &self.clock);
+        let n = row.len();
+        self.push_line(id, n, row.finish());
+        self.scratch = row;
+    }
+
+    /// Appends `line`, a row of `n` fields with its line feed, to record `id`.
+    fn push_line(&mut self, id: RecordId, n: usize, line: &[u8]) {
+        let r = &mut self.records[id.0];
         let written = if n == r.fields {
-            r.sink.push(&line).map_err(|e| r.describe(&e))
+            r.sink.push(line).map_err(|e| r.describe(&e))
         } else {
             Err(format!("{}: a row of {n} fields in a record of {}", r.name, r.fields))
         };
         if let Err(e) = written {
             self.first_error.get_or_insert(e);
         }
-        self.line = line;
-    }
-
-    /// Writes one row that `fill` builds in place (no allocation per row once warm); `fill` gets
-    /// the clock for `time_utc`.
-    pub fn write_built(&mut self, id: RecordId, fill: impl FnOnce(&mut RowBuf, &WallClock)) {
-        let mut row = std::mem::take(&mut self.scratch);
-        row.clear();
-        fill(&mut row, &self.clock);
-        self.write(id, row.fields());
-        self.scratch = row;
     }
 
     /// Flushes every record; the first error is kept for `error`.

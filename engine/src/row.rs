@@ -1,16 +1,18 @@
-//! A CSV row built in place: fields appended to one reused buffer, numbers formatted by hand.
-//! A run writes hundreds of thousands of `rdma-perf` rows; `format!` and a `String` per field
-//! cost about 18,000 instructions a row (callgrind), this about a tenth of that.
+//! A CSV row built in place: the line itself, commas and quotes included, in one reused buffer,
+//! numbers formatted by hand, so a record takes it with one copy. A run writes hundreds of
+//! thousands of `rdma-perf` rows; `format!` and a `String` per field cost about 18,000
+//! instructions a row (callgrind), this under a tenth of that.
 
 use crate::clock::{WallClock, rfc3339_seconds};
 use crate::time::SimTime;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// The fields of one row, end to end in one buffer.
+/// One row as a CSV line: fields separated by commas, a field quoted where the csv crate's
+/// writer would quote it (it holds a comma, a quote, CR or LF; a quote inside doubled).
 #[derive(Debug, Default)]
 pub struct RowBuf {
     buf: Vec<u8>,
-    ends: Vec<usize>,
+    fields: usize,
     /// The last `time_utc` second and its text without fraction or zone: rows completed within
     /// that second reuse it and write only their milliseconds.
     utc: Option<(u64, String)>,
@@ -20,32 +22,50 @@ impl RowBuf {
     /// Empties the row, keeping its buffers.
     pub fn clear(&mut self) {
         self.buf.clear();
-        self.ends.clear();
+        self.fields = 0;
     }
 
-    fn end_field(&mut self) -> &mut Self {
-        self.ends.push(self.buf.len());
-        self
+    /// The separator before every field but the first.
+    fn begin_field(&mut self) {
+        if self.fields > 0 {
+            self.buf.push(b',');
+        }
+        self.fields += 1;
     }
 
-    /// A text field.
+    /// A text field, quoted if it must be.
     pub fn str(&mut self, s: &str) -> &mut Self {
-        self.buf.extend_from_slice(s.as_bytes());
-        self.end_field()
+        self.begin_field();
+        let s = s.as_bytes();
+        if s.iter().any(|&b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
+            self.buf.push(b'"');
+            for &b in s {
+                if b == b'"' {
+                    self.buf.push(b'"');
+                }
+                self.buf.push(b);
+            }
+            self.buf.push(b'"');
+        } else {
+            self.buf.extend_from_slice(s);
+        }
+        self
     }
 
     /// A whole number.
     pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.begin_field();
         self.digits(v, 0);
-        self.end_field()
+        self
     }
 
     /// `int.frac`, `frac` printed with exactly `width` digits (zero-padded).
     pub fn fixed(&mut self, int: u64, frac: u64, width: usize) -> &mut Self {
+        self.begin_field();
         self.digits(int, 0);
         self.buf.push(b'.');
         self.digits(frac, width);
-        self.end_field()
+        self
     }
 
     /// Seconds with picosecond digits (12 decimals: `0.000005071920` is 5,071,920 ps).
@@ -69,6 +89,7 @@ impl RowBuf {
 
     /// `time_utc` at `secs` and `millis` since the epoch: `clock::rfc3339`'s text.
     fn utc_at(&mut self, secs: u64, millis: u32) -> &mut Self {
+        self.begin_field();
         let mut utc = self.utc.take().filter(|(s, _)| *s == secs);
         let (_, text) = utc.get_or_insert_with(|| (secs, rfc3339_seconds(secs as i64)));
         self.buf.extend_from_slice(text.as_bytes());
@@ -78,7 +99,7 @@ impl RowBuf {
             self.digits(u64::from(millis), 3);
         }
         self.buf.push(b'Z');
-        self.end_field()
+        self
     }
 
     /// `v` in decimal, left-padded with zeros to at least `width` digits. Two digits per step
@@ -112,20 +133,39 @@ impl RowBuf {
         self.buf.extend_from_slice(&tmp[i..]);
     }
 
-    /// The fields, in order.
-    pub fn fields(&self) -> impl Iterator<Item = &[u8]> {
-        let mut start = 0;
-        self.ends.iter().map(move |&end| {
-            let f = &self.buf[start..end];
-            start = end;
-            f
-        })
+    /// The number of fields.
+    pub fn len(&self) -> usize {
+        self.fields
+    }
+
+    /// Whether the row has no field.
+    pub fn is_empty(&self) -> bool {
+        self.fields == 0
+    }
+
+    /// Ends the line: its line feed, after `""` for a row of one empty field (so that it is not
+    /// a blank line). Returns the line.
+    pub fn finish(&mut self) -> &[u8] {
+        if self.fields == 1 && self.buf.is_empty() {
+            self.buf.extend_from_slice(b"\"\"");
+        }
+        self.buf.push(b'\n');
+        &self.buf
+    }
+
+    /// The line so far, without its line feed.
+    pub fn line(&self) -> &[u8] {
+        &self.buf
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn text(r: &RowBuf) -> String {
+        String::from_utf8(r.line().to_vec()).unwrap()
+    }
 
     #[test]
     fn numbers_match_the_formatted_columns() {
@@ -143,7 +183,7 @@ mod tests {
         for &ps in &times {
             r.clear();
             r.secs(SimTime(ps)).usec(SimTime(ps)).u64(ps);
-            let got: Vec<String> = r.fields().map(|f| String::from_utf8(f.to_vec()).unwrap()).collect();
+            let got: Vec<String> = text(&r).split(',').map(str::to_string).collect();
             assert_eq!(
                 got[0],
                 format!("{}.{:012}", ps / 1_000_000_000_000, ps % 1_000_000_000_000)
@@ -168,7 +208,7 @@ mod tests {
             for width in [0, 6, 12] {
                 r.clear();
                 r.fixed(v, v % 10u64.pow(width.max(1) as u32), width);
-                let got = String::from_utf8(r.fields().next().unwrap().to_vec()).unwrap();
+                let got = text(&r);
                 let frac = v % 10u64.pow(width.max(1) as u32);
                 assert_eq!(got, format!("{v}.{frac:0width$}"), "{v} at width {width}");
             }
@@ -181,16 +221,39 @@ mod tests {
         r.usec(SimTime(5_071_920))
             .usec(SimTime(14_000_000_001))
             .secs(SimTime(5_071_920));
-        let got: Vec<&[u8]> = r.fields().collect();
-        assert_eq!(got, vec![&b"5.071920"[..], b"14000.000001", b"0.000005071920"]);
+        assert_eq!(text(&r), "5.071920,14000.000001,0.000005071920");
     }
 
     #[test]
-    fn fields_keep_their_order_and_text() {
+    fn fields_keep_their_order_and_are_quoted_as_the_csv_crate_quotes() {
         let mut r = RowBuf::default();
         r.str("a,b").u64(7).str("").time_utc(&WallClock::fixed_at(0));
-        let got: Vec<&[u8]> = r.fields().collect();
-        assert_eq!(got, vec![&b"a,b"[..], b"7", b"", b"1970-01-01T00:00:00Z"]);
+        r.str("say \"hi\"").str("cr\rlf\n").str("plain");
+        assert_eq!(r.len(), 7);
+        let line = String::from_utf8(r.finish().to_vec()).unwrap();
+        let mut csv = csv::Writer::from_writer(Vec::new());
+        csv.write_record([
+            "a,b",
+            "7",
+            "",
+            "1970-01-01T00:00:00Z",
+            "say \"hi\"",
+            "cr\rlf\n",
+            "plain",
+        ])
+        .unwrap();
+        assert_eq!(line.as_bytes(), csv.into_inner().unwrap());
+    }
+
+    #[test]
+    fn a_row_of_one_empty_field_is_not_a_blank_line() {
+        let mut r = RowBuf::default();
+        r.str("");
+        assert_eq!(r.finish(), b"\"\"\n");
+        r.clear();
+        assert!(r.is_empty());
+        r.u64(0).str("");
+        assert_eq!(r.finish(), b"0,\n");
     }
 
     #[test]
@@ -206,7 +269,7 @@ mod tests {
         ] {
             r.clear();
             r.utc_at(secs, millis);
-            let got = String::from_utf8(r.fields().next().unwrap().to_vec()).unwrap();
+            let got = text(&r);
             assert_eq!(got, crate::clock::rfc3339(secs as i64, millis));
         }
     }
@@ -218,7 +281,7 @@ mod tests {
         for _ in 0..2 {
             r.clear();
             r.time_utc(&unfixed);
-            let t = String::from_utf8(r.fields().next().unwrap().to_vec()).unwrap();
+            let t = text(&r);
             // 2026-12-02T12:46:40.123Z or without the milliseconds.
             assert!(t.len() == 20 || t.len() == 24, "{t}");
             assert!(t.starts_with("20") && t.ends_with('Z') && &t[10..11] == "T", "{t}");
