@@ -395,11 +395,13 @@ mod tests {
     fn writes_named_files_and_flushes() {
         let dir = std::env::temp_dir().join(format!("rdmasim-records-{}", std::process::id()));
         let mut r = Records::new(Output::Folder(dir.clone()), "sim", 0, WallClock::fixed_at(0)).unwrap();
-        let id = r.register("rdma-perf", &["a", "b"]).unwrap();
+        let id = r.register("rdma-perf", &["a", "b,c"]).unwrap();
         r.write(id, ["1", "2"]);
+        // Headers and rows given as fields are quoted by the same rule as built rows (`row.rs`).
+        r.write(id, ["say \"hi\"", ""]);
         r.flush();
         let text = std::fs::read_to_string(dir.join("sim-rdma-perf-0.csv")).unwrap();
-        assert_eq!(text, "a,b\n1,2\n");
+        assert_eq!(text, "a,\"b,c\"\n1,2\n\"say \"\"hi\"\"\",\n");
         std::fs::remove_dir_all(dir).ok();
     }
 
