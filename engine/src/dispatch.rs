@@ -27,7 +27,18 @@ pub trait Handler: Send + 'static {
     /// of the world while events run, to reach them without a lookup per event, puts them back
     /// here; it takes them again at its next event.
     fn pause(&mut self, _world: &mut World) {}
+
+    /// With the queue's lookahead on (`EventQueue::set_lookahead`), called for an event `ahead`
+    /// steps after the one about to be handled (`ahead` from `AHEAD` down to 1, one step per
+    /// event), so that the handler can start loading what that event will touch: at the far
+    /// step the first of its state (a prefetch), nearer the state that depends on it. Hints
+    /// only: the order and results are the same whatever it does.
+    fn prefetch(&self, _queue: &EventQueue, _event: &SimEvent, _ahead: usize) {}
 }
+
+/// How many events ahead the loop warms with the lookahead on: `Handler::prefetch` is called at
+/// each distance from this down to 1.
+pub const AHEAD: usize = 5;
 
 impl<F> Handler for F
 where
@@ -126,10 +137,14 @@ impl Handlers {
     /// the number handled.
     pub fn run(&mut self, world: &mut World, queue: &mut EventQueue, stop: SimTime) -> u64 {
         let start = queue.processed();
-        while let Some(ev) = queue.pop_before(stop) {
-            match self.slot.get(ev.kind.0 as usize) {
-                Some(&h) => self.table[h as usize].handle(world, queue, &ev),
-                None => panic!("no event kind {}", ev.kind.0),
+        if queue.lookahead() > 0 {
+            self.run_ahead(world, queue, stop);
+        } else {
+            while let Some(ev) = queue.pop_before(stop) {
+                match self.slot.get(ev.kind.0 as usize) {
+                    Some(&h) => self.table[h as usize].handle(world, queue, &ev),
+                    None => panic!("no event kind {}", ev.kind.0),
+                }
             }
         }
         for h in &mut self.table {
@@ -142,7 +157,31 @@ impl Handlers {
     /// looked at, so the handlers keep what they hold (putting it back in the world and taking
     /// it again is work in proportion to the world, at every window).
     pub fn run_window(&mut self, world: &mut World, queue: &mut EventQueue, stop: SimTime) {
+        if queue.lookahead() > 0 {
+            return self.run_ahead(world, queue, stop);
+        }
         while let Some(ev) = queue.pop_before(stop) {
+            match self.slot.get(ev.kind.0 as usize) {
+                Some(&h) => self.table[h as usize].handle(world, queue, &ev),
+                None => panic!("no event kind {}", ev.kind.0),
+            }
+        }
+    }
+}
+
+impl Handlers {
+    /// The loop with the lookahead on: before each event, the handlers of the events 1 to
+    /// `AHEAD` steps after it warm their state.
+    #[inline(never)]
+    fn run_ahead(&mut self, world: &mut World, queue: &mut EventQueue, stop: SimTime) {
+        while let Some(ev) = queue.pop_ahead(stop) {
+            for ahead in (1..=AHEAD).rev() {
+                if let Some(next) = queue.ahead(ahead - 1)
+                    && let Some(&h) = self.slot.get(next.kind.0 as usize)
+                {
+                    self.table[h as usize].prefetch(queue, &next, ahead);
+                }
+            }
             match self.slot.get(ev.kind.0 as usize) {
                 Some(&h) => self.table[h as usize].handle(world, queue, &ev),
                 None => panic!("no event kind {}", ev.kind.0),
@@ -244,6 +283,41 @@ mod tests {
             202,
             "both seen by the tap, then handled"
         );
+    }
+
+    #[test]
+    fn with_the_lookahead_on_each_event_is_warmed_at_every_distance_before_it_is_handled() {
+        // Events 1..=8 at times 1..=8: before handling t, the loop warms t+5 (5 steps ahead)
+        // down to t+1 (1 step), as far as there are events.
+        struct Warmed(std::sync::Arc<std::sync::Mutex<Vec<(char, u64, usize)>>>);
+        impl Handler for Warmed {
+            fn handle(&mut self, _: &mut World, _: &mut EventQueue, ev: &SimEvent) {
+                self.0.lock().unwrap().push(('h', ev.data, 0));
+            }
+            fn prefetch(&self, _: &EventQueue, ev: &SimEvent, ahead: usize) {
+                self.0.lock().unwrap().push(('p', ev.data, ahead));
+            }
+        }
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut handlers = Handlers::default();
+        let kind = handlers.add_kind("warmed");
+        handlers.set(kind, Box::new(Warmed(log.clone())));
+        let (mut world, mut queue) = (World::new(), EventQueue::new());
+        queue.set_lookahead(16);
+        for t in 1..=8 {
+            queue.schedule(SimTime(t), SourceId::ENGINE, kind, 0, t);
+        }
+        assert_eq!(handlers.run(&mut world, &mut queue, SimTime::MAX), 8);
+        let mut want = Vec::new();
+        for t in 1..=8u64 {
+            for ahead in (1..=AHEAD).rev() {
+                if t + (ahead as u64) <= 8 {
+                    want.push(('p', t + ahead as u64, ahead));
+                }
+            }
+            want.push(('h', t, 0));
+        }
+        assert_eq!(*log.lock().unwrap(), want);
     }
 
     #[test]

@@ -18,13 +18,17 @@
 //! (docs/performance.md).
 
 mod channel;
+mod front;
 mod heap;
+#[cfg(test)]
+mod lookahead_tests;
 mod typed;
 
 use crate::time::SimTime;
 use bevy_ecs::prelude::Resource;
 pub use channel::ChannelKey;
 use channel::{Channel, ChannelSets};
+use front::Front;
 use heap::{Entry, QuadHeap};
 pub use typed::{Payload, TypedKind};
 
@@ -42,6 +46,10 @@ impl SourceId {
     /// Sources are packed into 24 bits of the key.
     pub const MAX_SOURCES: u32 = 1 << 24;
 }
+
+/// The longest lookahead a queue may hold (`EventQueue::set_lookahead`).
+// The front holds the lookahead, the event being taken, and one inserted before a spill.
+pub const MAX_LOOKAHEAD: usize = front::CAP - 2;
 
 /// How far ahead of `now` an event must be to wait in the far heap, unless a model raised it
 /// (`keep_near`): 2^24 ps, about 16.8 us, beyond a 1 us link's arrivals and short of a 100 us
@@ -65,12 +73,26 @@ pub struct SimEvent {
     pub data: u64,
 }
 
+/// The event an entry stands for.
+#[inline(always)]
+fn event_of(e: &Entry) -> SimEvent {
+    SimEvent {
+        time: SimTime((e.key >> 64) as u64),
+        kind: EventKind(e.kind),
+        target: e.target,
+        data: e.data,
+    }
+}
+
 /// The world's pending events, the current time and the counters the run summary reports.
 #[derive(Resource, Debug)]
 pub struct EventQueue {
     heap: QuadHeap,
-    /// Events at least `far_after` ahead of the time they were scheduled at.
+    /// Events at least `horizon` ahead of the time they were scheduled at.
     far: QuadHeap,
+    horizon: u64,
+    /// Where `schedule` leaves its common path: `horizon`, or 0 with the lookahead on, so that
+    /// the lookahead's test costs the common path nothing.
     far_after: u64,
     /// The heap's root was returned by `pop_before` and is no longer pending; the next `schedule`
     /// replaces it, or the next pop removes it.
@@ -79,6 +101,12 @@ pub struct EventQueue {
     now: SimTime,
     processed: u64,
     channels: ChannelSets,
+    /// The lookahead front (`set_lookahead`): empty, and `front_max` 0, unless it is on.
+    front: Front,
+    /// The key of the front's last entry: a new event before it goes into the front.
+    front_max: u128,
+    /// How many events the front shows after a pop (`ahead`); 0 when off.
+    lookahead: usize,
 }
 
 impl Default for EventQueue {
@@ -94,12 +122,16 @@ impl EventQueue {
         EventQueue {
             heap: QuadHeap::with_capacity(1024),
             far: QuadHeap::with_capacity(64),
+            horizon: FAR_HORIZON.0,
             far_after: FAR_HORIZON.0,
             root_taken: false,
             seqs: vec![0],
             now: SimTime::ZERO,
             processed: 0,
             channels: ChannelSets::default(),
+            front: Front::default(),
+            front_max: 0,
+            lookahead: 0,
         }
     }
 
@@ -115,7 +147,10 @@ impl EventQueue {
     /// scheduled that far ahead (a link with a long delay) calls it at build, so that they do not
     /// all take the far heap's slower path. The horizon only grows; it never changes the order.
     pub fn keep_near(&mut self, ahead: SimTime) {
-        self.far_after = self.far_after.max(ahead.0.saturating_add(1));
+        self.horizon = self.horizon.max(ahead.0.saturating_add(1));
+        if self.lookahead == 0 {
+            self.far_after = self.horizon;
+        }
     }
 
     /// Events waiting in the far heap (for tests and diagnostics).
@@ -141,7 +176,38 @@ impl EventQueue {
 
     /// Events waiting.
     pub fn pending(&self) -> usize {
-        self.heap.len() - self.root_taken as usize + self.far.len()
+        self.heap.len() - self.root_taken as usize + self.far.len() + self.front.len()
+    }
+
+    /// Keeps the next `n` events (at most 32) out of the heap, in order, where `ahead` shows
+    /// them: the loop then warms their state while it handles the current one (`Handler::
+    /// prefetch`). For large fabrics, whose state the caches do not hold; 0 turns it off. The
+    /// order of events is the same either way.
+    pub fn set_lookahead(&mut self, n: usize) {
+        assert!(n <= MAX_LOOKAHEAD, "a lookahead of more than {MAX_LOOKAHEAD} events");
+        if self.root_taken {
+            self.root_taken = false;
+            self.heap.remove_root();
+        }
+        while let Some(e) = self.front.pop_back() {
+            self.heap.push(e);
+        }
+        self.front_max = 0;
+        self.lookahead = n;
+        self.far_after = if n > 0 { 0 } else { self.horizon };
+    }
+
+    /// The lookahead set by `set_lookahead` (0: off).
+    #[inline]
+    pub fn lookahead(&self) -> usize {
+        self.lookahead
+    }
+
+    /// The `i`-th event after the one being handled, as it stands (an event scheduled later may
+    /// still come before it); `None` beyond the lookahead.
+    #[inline]
+    pub fn ahead(&self, i: usize) -> Option<SimEvent> {
+        self.front.get(i).map(event_of)
     }
 
     /// Schedules an event. Scheduling in the past is a model bug: it panics in debug builds and
@@ -166,21 +232,90 @@ impl EventQueue {
         *seq += 1;
         assert!(s <= SEQ_MASK, "a source scheduled more than 2^40 events");
         let key = ((time.0 as u128) << 64) | ((source.0 as u128) << SEQ_BITS) | s as u128;
+        if time.0 - self.now.0 >= self.far_after {
+            // The fields go as they are: an `Entry` built for this call was built, in memory,
+            // before the branch on every path.
+            return self.schedule_off_path(key, kind.0, target, data);
+        }
         let entry = Entry {
             key,
             kind: kind.0,
             target,
             data,
         };
-        if time.0 - self.now.0 >= self.far_after {
-            // A taken root stays taken: the next pop removes it.
-            self.far.push(entry);
-        } else if self.root_taken {
+        if self.root_taken {
             self.root_taken = false;
             self.heap.replace_root(entry);
         } else {
             self.heap.push(entry);
         }
+    }
+
+    /// A far event, or any with the lookahead on: kept out of line so that the common path stays
+    /// small enough to inline where it is hot. A taken root stays taken: the next pop removes it.
+    #[inline(never)]
+    fn schedule_off_path(&mut self, key: u128, kind: u16, target: u32, data: u64) {
+        let entry = Entry {
+            key,
+            kind,
+            target,
+            data,
+        };
+        let ahead = (entry.key >> 64) as u64 - self.now.0;
+        if entry.key < self.front_max {
+            self.put_in_front(entry);
+        } else if ahead >= self.horizon {
+            self.far.push(entry);
+        } else {
+            self.heap.push(entry);
+        }
+    }
+
+    /// Puts an event that comes before the front's last into the front, moving the last out to
+    /// the heap if the front is over its length.
+    #[cold]
+    #[inline(never)]
+    fn put_in_front(&mut self, entry: Entry) {
+        self.front.insert(entry);
+        if self.front.len() > self.lookahead + 1
+            && let Some(last) = self.front.pop_back()
+        {
+            self.heap.push(last);
+        }
+        self.front_max = self.front.back().map_or(0, |b| b.key);
+    }
+
+    /// `pop_before` with the lookahead on: tops the front up from the heaps (to the lookahead
+    /// and the event it takes), then takes its first event.
+    #[inline]
+    pub fn pop_ahead(&mut self, stop: SimTime) -> Option<SimEvent> {
+        debug_assert!(!self.root_taken);
+        while self.front.len() <= self.lookahead {
+            let near = self.heap.peek().map(|e| e.key);
+            let far = self.far.peek().map(|e| e.key);
+            let e = match (near, far) {
+                (Some(n), Some(f)) if f < n => self.far.pop(),
+                (Some(_), _) => self.heap.pop(),
+                (None, Some(_)) => self.far.pop(),
+                (None, None) => break,
+            };
+            let Some(e) = e else { break };
+            self.front_max = e.key;
+            self.front.push_back(e);
+        }
+        let top = self.front.get(0)?;
+        let time = SimTime((top.key >> 64) as u64);
+        if time >= stop {
+            return None;
+        }
+        let ev = event_of(top);
+        self.front.pop_front();
+        if self.front.len() == 0 {
+            self.front_max = 0;
+        }
+        self.now = time;
+        self.processed += 1;
+        Some(ev)
     }
 
     /// Registers a type of value that travels in channels (`channel.rs`).
@@ -291,6 +426,7 @@ impl EventQueue {
     /// Removes and returns the earliest event strictly before `stop`, advancing `now` to its time.
     #[inline]
     pub fn pop_before(&mut self, stop: SimTime) -> Option<SimEvent> {
+        debug_assert_eq!(self.lookahead, 0, "pop_before with the lookahead on: use pop_ahead");
         if self.root_taken {
             self.root_taken = false;
             self.heap.remove_root();
@@ -329,8 +465,62 @@ impl EventQueue {
         }
     }
 
+    /// Checks the front's invariant: in order, before every event in the heaps, its last's key
+    /// in `front_max`.
+    #[cfg(test)]
+    fn check_front(&self) {
+        for i in 1..self.front.len() {
+            assert!(self.front.get(i - 1).map(|e| e.key) < self.front.get(i).map(|e| e.key));
+        }
+        let back = self.front.back().map_or(0, |b| b.key);
+        assert_eq!(self.front_max, back);
+        assert!(
+            self.heap.peek().is_none_or(|h| h.key > back),
+            "the heap has an event before the front's last"
+        );
+        assert!(self.far.peek().is_none_or(|h| h.key > back), "the far heap has one too");
+    }
+
+    /// Starts loading channel `chan`'s state: the first step of warming an event ahead.
+    #[inline]
+    pub fn prefetch_channel<T: Copy + Default + 'static>(&self, key: ChannelKey<T>, chan: u32) {
+        if let Some(c) = self.channels.get_ref(key).get(chan as usize) {
+            crate::prefetch::prefetch(c);
+        }
+    }
+
+    /// Starts loading what receiving from channel `chan` reads beyond its state (which should be
+    /// cached by now: `prefetch_channel` a step earlier): its head, the value after, and the
+    /// sequence counter of the channel's source.
+    #[inline]
+    pub fn warm_channel<T: Copy + Default + 'static>(&self, key: ChannelKey<T>, chan: u32) {
+        let Some(c) = self.channels.get_ref(key).get(chan as usize) else {
+            return;
+        };
+        if let Some(head) = c.fifo.front() {
+            crate::prefetch::prefetch(head);
+        }
+        if let Some(next) = c.fifo.get(1) {
+            crate::prefetch::prefetch(next);
+        }
+        if let Some(seq) = self.seqs.get(c.source.0 as usize) {
+            crate::prefetch::prefetch(seq);
+        }
+    }
+
+    /// The value at the head of channel `chan`, for warming an event ahead (its state should be
+    /// cached by now: `prefetch_channel` a step earlier).
+    #[inline]
+    pub fn channel_head<T: Copy + Default + 'static>(&self, key: ChannelKey<T>, chan: u32) -> Option<&T> {
+        let c = self.channels.get_ref(key).get(chan as usize)?;
+        c.fifo.front().map(|(_, v)| v)
+    }
+
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
+        if let Some(first) = self.front.get(0) {
+            return Some(SimTime((first.key >> 64) as u64));
+        }
         let near = if self.root_taken {
             self.heap.peek_second()
         } else {

@@ -41,6 +41,7 @@ pub mod dispatch;
 pub mod event;
 pub mod params;
 pub mod phases;
+pub mod prefetch;
 pub mod records;
 pub mod registry;
 pub mod ring;

@@ -65,6 +65,12 @@ impl<T: Copy + Default> Ring<T> {
         (self.len > 0).then(|| &self.buf[self.head])
     }
 
+    /// The `i`-th value from the front, if there are that many.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&T> {
+        (i < self.len).then(|| &self.buf[(self.head + i) & (self.buf.len() - 1)])
+    }
+
     /// The value at the back, if any.
     pub fn back(&self) -> Option<&T> {
         (self.len > 0).then(|| &self.buf[(self.head + self.len - 1) & (self.buf.len() - 1)])

@@ -185,6 +185,12 @@ impl<T: Send + Sync + 'static> Held<T> {
         self.held
     }
 
+    /// The rows as held, shared (for warming them: `Handler::prefetch`).
+    #[inline]
+    pub fn held_ref(&self) -> &[T] {
+        &self.rows
+    }
+
     #[cold]
     #[inline(never)]
     fn take(&mut self, world: &mut World) {
@@ -252,6 +258,12 @@ impl<A: Send + Sync + 'static, B: Send + Sync + 'static> HeldPair<A, B> {
     #[inline]
     pub fn held_rows(&mut self) -> &mut [(A, B)] {
         &mut self.rows
+    }
+
+    /// The rows as held, shared (for warming them: `Handler::prefetch`).
+    #[inline]
+    pub fn held_ref(&self) -> &[(A, B)] {
+        &self.rows
     }
 
     /// Whether the rows are held now.

@@ -113,6 +113,15 @@ pub trait SwitchModel: Send + Sync + Sized + 'static {
     /// `port`. Default: a switch without PFC sends nothing.
     fn send_pfc(&mut self, _fabric: &FabricIndex, _q: &mut EventQueue, _port: u16, _class: u8, _pause: bool) {}
 
+    /// Warming, on large fabrics (`engine::dispatch::Handler::prefetch`): the far step, the
+    /// switch's own state an event will read. Hints only; default: nothing.
+    fn warm_state(&self) {}
+    /// Warming `pkt`'s arrival on `in_port`, `ahead` (3 down to 1) events before it is handled:
+    /// each step may read what the step before started loading. Default: nothing.
+    fn warm_arrival(&self, _fabric: &FabricIndex, _q: &EventQueue, _in_port: u16, _pkt: &Packet, _ahead: usize) {}
+    /// Warming a `tx_ready` on `port`, `ahead` (2, then 1) events before it. Default: nothing.
+    fn warm_tx(&self, _q: &EventQueue, _port: u16, _ahead: usize) {}
+
     /// The switch's node id.
     fn node(&self) -> u32;
     /// What it has done, for beacons, the conservation check and tests.

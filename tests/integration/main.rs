@@ -16,6 +16,7 @@ mod goodput;
 mod hpcc;
 mod incast;
 mod independence;
+mod lookahead;
 mod memory;
 mod pcie_doorbell;
 mod pgo;

@@ -56,6 +56,14 @@ impl QuadHeap {
         self.sift_up(hole, e);
     }
 
+    /// Removes and returns the root (the smallest entry).
+    #[inline]
+    pub fn pop(&mut self) -> Option<Entry> {
+        let root = *self.v.first()?;
+        self.remove_root();
+        Some(root)
+    }
+
     /// Removes the root (the smallest entry). The caller has already copied it.
     #[inline]
     pub fn remove_root(&mut self) {

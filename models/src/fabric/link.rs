@@ -77,6 +77,26 @@ impl std::ops::SubAssign for Tally {
 }
 
 impl LinkDirection {
+    /// Starts loading the fields a launch touches, which span several cache lines (warming a
+    /// launch: `Handler::prefetch`).
+    #[inline]
+    pub fn warm(&self) {
+        use engine::prefetch::prefetch;
+        prefetch(&self.busy_until);
+        prefetch(&self.ps_per_byte);
+        prefetch(&self.delay);
+        prefetch(&self.packets);
+        prefetch(&self.data_packets);
+        prefetch(&self.channel);
+        prefetch(&self.id);
+    }
+
+    /// Starts loading this direction's channel (warming a launch on it: `Handler::prefetch`).
+    #[inline]
+    pub fn prefetch_channel(&self, q: &EventQueue) {
+        q.prefetch_channel(self.channel, self.id);
+    }
+
     #[allow(clippy::too_many_arguments)]
     /// A direction with its own event source and channel; its arrivals are `arrive` events
     /// targeted at `id`, which must be the next channel number of `channel`'s type.

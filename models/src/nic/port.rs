@@ -53,6 +53,25 @@ impl HostIngress {
         }
     }
 
+    /// Warming an arrival `ahead` events before it (`engine::dispatch::Handler::prefetch`): the
+    /// link direction's channel and host (5 and more), then the channel's head (4); returns the
+    /// host the packet reaches, and from 4 down its packet, for the NIC's own warming.
+    #[inline]
+    pub fn warm<'q>(&self, q: &'q EventQueue, ev: &SimEvent, ahead: usize) -> Option<(u32, Option<&'q Packet>)> {
+        let dir = ev.target as usize;
+        if ahead >= 5 {
+            q.prefetch_channel(self.channel, ev.target);
+            engine::prefetch::prefetch(self.host_of.get(dir)?);
+            return None;
+        }
+        let host = *self.host_of.get(dir)?;
+        if ahead == 4 {
+            q.warm_channel(self.channel, ev.target);
+            return Some((host, None));
+        }
+        Some((host, q.channel_head(self.channel, ev.target)))
+    }
+
     /// The packet an `arrive` event announces and the host it reached; `None` when an injected
     /// fault lost it (counted).
     #[inline]

@@ -164,6 +164,18 @@ impl Routes {
         &self.ports[start as usize..end as usize]
     }
 
+    /// Starts loading the entry `next_hops(switch, dst_host)` reads (warming an event ahead).
+    #[inline]
+    pub fn prefetch(&self, switch: u32, dst_host: u32) {
+        let Some(h) = self.hosts.get(dst_host as usize) else {
+            return;
+        };
+        let row = (switch as usize).wrapping_sub(self.num_hosts) * self.attachments + h.attachment as usize;
+        if let Some(g) = self.group.get(row) {
+            engine::prefetch::prefetch(g);
+        }
+    }
+
     /// Number of distinct port groups the table holds (a measure of its size).
     pub fn num_groups(&self) -> usize {
         self.groups

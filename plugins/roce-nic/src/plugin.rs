@@ -286,6 +286,36 @@ impl Handler for RoceHandler {
         self.handle_op(world, q, ev);
     }
 
+    /// Warming (on large fabrics): an arrival's channel and packet (`HostIngress::warm`), the
+    /// host's NIC and port four steps ahead, the packet's queue pair three steps ahead.
+    #[inline]
+    fn prefetch(&self, q: &EventQueue, ev: &SimEvent, ahead: usize) {
+        let Some(st) = &self.st else { return };
+        let (host, pkt) = if ev.kind == st.to_host {
+            match st.ingress.warm(q, ev, ahead) {
+                Some(found) => found,
+                None => return,
+            }
+        } else {
+            (ev.target, None)
+        };
+        let Some((nic, port)) = st.hosts.held_ref().get(host as usize) else {
+            return;
+        };
+        match ahead {
+            4 => {
+                engine::prefetch::prefetch_lines(nic);
+                engine::prefetch::prefetch_lines(port);
+            }
+            3 => {
+                if let Some(qp) = pkt.and_then(|p| nic.qps.get(p.qp as usize)) {
+                    engine::prefetch::prefetch_lines(qp);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn pause(&mut self, world: &mut World) {
         if let Some(st) = &mut self.st {
             st.ingress.publish(world);

@@ -19,6 +19,7 @@
 mod logic;
 mod model;
 mod port;
+mod warm;
 
 pub use crate::switch::{SwitchCounters, send_pfc_data};
 pub use logic::{on_send_pfc, on_tx, receive};

@@ -38,6 +38,18 @@ impl SwitchModel for Switch {
     fn send_pfc(&mut self, fabric: &FabricIndex, q: &mut EventQueue, port: u16, class: u8, pause: bool) {
         on_send_pfc(fabric, self, q, port, class, pause);
     }
+    #[inline]
+    fn warm_state(&self) {
+        Switch::warm_state(self)
+    }
+    #[inline]
+    fn warm_arrival(&self, fabric: &FabricIndex, q: &EventQueue, in_port: u16, pkt: &Packet, ahead: usize) {
+        Switch::warm_arrival(self, fabric, q, in_port, pkt, ahead)
+    }
+    #[inline]
+    fn warm_tx(&self, q: &EventQueue, port: u16, ahead: usize) {
+        Switch::warm_tx(self, q, port, ahead)
+    }
     fn node(&self) -> u32 {
         self.node
     }

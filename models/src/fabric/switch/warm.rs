@@ -1,0 +1,77 @@
+//! Warming (`engine::dispatch::Handler::prefetch`): on large fabrics, where a switch's state is
+//! a cache miss per event, what an arrival or a port's send will touch is loaded a few events
+//! before it is handled, each step using what the step before loaded. Hints only.
+
+use super::Switch;
+use crate::fabric::FabricIndex;
+use crate::packet::Packet;
+use engine::event::EventQueue;
+use engine::prefetch::prefetch;
+
+impl Switch {
+    /// The switch's own fields that every hop reads (the far step).
+    #[inline]
+    pub(crate) fn warm_state(&self) {
+        prefetch(&self.node);
+        prefetch(&self.egress);
+        prefetch(&self.wires);
+        prefetch(&self.ingress);
+        prefetch(&self.lossy_bytes);
+        prefetch(&self.counters.bytes);
+        prefetch(&self.counters.peak_buffer_bytes);
+        prefetch(&self.buffer_bytes);
+        prefetch(&self.counters.packets);
+        prefetch(&self.params);
+    }
+
+    /// `pkt`'s arrival on `in_port`, `ahead` steps before it: its route's table entry (3), then
+    /// its egress port, outgoing wire and ingress port (2), then the outgoing wire's channel (1).
+    #[inline]
+    pub(crate) fn warm_arrival(&self, fabric: &FabricIndex, q: &EventQueue, in_port: u16, pkt: &Packet, ahead: usize) {
+        // A PFC frame is addressed to this switch and takes no route.
+        if pkt.dst as usize >= fabric.topology.num_hosts {
+            return;
+        }
+        if ahead >= 3 {
+            fabric.routes.prefetch(self.node, pkt.dst);
+            return;
+        }
+        let Some(out) = crate::switch::route(fabric, self.node, pkt) else {
+            return;
+        };
+        if ahead == 2 {
+            if let Some(port) = self.egress.get(out as usize) {
+                prefetch(&port.nonempty);
+            }
+            if let Some(wire) = self.wires.get(out as usize) {
+                wire.warm();
+            }
+            if let Some(ingress) = self.ingress.get(in_port as usize) {
+                prefetch(ingress);
+            }
+        } else if let Some(wire) = self.wires.get(out as usize) {
+            wire.prefetch_channel(q);
+        }
+    }
+
+    /// A send on `port`, `ahead` steps before it: the port and its wire (2), then the head of
+    /// the queue it will serve and the wire's channel (1).
+    #[inline]
+    pub(crate) fn warm_tx(&self, q: &EventQueue, port: u16, ahead: usize) {
+        let (Some(p), Some(wire)) = (self.egress.get(port as usize), self.wires.get(port as usize)) else {
+            return;
+        };
+        if ahead >= 2 {
+            prefetch(&p.nonempty);
+            wire.warm();
+            return;
+        }
+        let e = p.eligible();
+        if e != 0
+            && let Some(head) = p.queues[7 - e.leading_zeros() as usize].front()
+        {
+            prefetch(head);
+        }
+        wire.prefetch_channel(q);
+    }
+}
