@@ -90,6 +90,24 @@ impl ScratchDir {
     pub fn file(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }
+
+    /// The records a run wrote here, by name, sorted: every file but the manifest (which holds
+    /// the wall time).
+    pub fn records(&self) -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<_> = std::fs::read_dir(&self.path)
+            .expect("the run's folder")
+            .map(|e| e.expect("a folder entry").path())
+            .filter(|p| !p.to_string_lossy().ends_with(".json"))
+            .collect();
+        files.sort();
+        files
+            .into_iter()
+            .map(|f| {
+                let name = f.file_name().expect("a name").to_string_lossy().into_owned();
+                (name, std::fs::read(&f).expect("an output file"))
+            })
+            .collect()
+    }
 }
 
 impl Drop for ScratchDir {

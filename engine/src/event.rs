@@ -16,6 +16,10 @@
 //! a NIC's next send). Its depth is what a pop waits on: each level is a load and a comparison
 //! that depend on the level above, so a shallower heap is faster even for the same instructions
 //! (docs/performance.md).
+//!
+//! With the lookahead on (`set_lookahead`, for large fabrics) the next events wait in order in a
+//! small front before both heaps (`front.rs`), where `ahead` shows them to the loop, which warms
+//! their state before they run (`Handler::prefetch`). The order is the same.
 
 mod channel;
 mod front;
@@ -179,7 +183,7 @@ impl EventQueue {
         self.heap.len() - self.root_taken as usize + self.far.len() + self.front.len()
     }
 
-    /// Keeps the next `n` events (at most 32) out of the heap, in order, where `ahead` shows
+    /// Keeps the next `n` events (at most `MAX_LOOKAHEAD`) out of the heap, in order, where `ahead` shows
     /// them: the loop then warms their state while it handles the current one (`Handler::
     /// prefetch`). For large fabrics, whose state the caches do not hold; 0 turns it off. The
     /// order of events is the same either way.

@@ -25,15 +25,7 @@ fn digests_now() -> BTreeMap<(String, String), String> {
     for path in all_scenarios() {
         let stem = path.file_stem().expect("a file name").to_string_lossy().into_owned();
         let (_outcome, dir) = run_scenario(&path, &[run_time(&stem)]);
-        let mut files: Vec<_> = std::fs::read_dir(&dir.path)
-            .expect("the run's folder")
-            .map(|e| e.expect("a folder entry").path())
-            .filter(|p| !p.to_string_lossy().ends_with(".json"))
-            .collect();
-        files.sort();
-        for f in files {
-            let bytes = std::fs::read(&f).expect("an output file");
-            let name = f.file_name().expect("a name").to_string_lossy().into_owned();
+        for (name, bytes) in dir.records() {
             out.insert((stem.clone(), name), format!("{:016x}", fnv1a(&bytes)));
         }
     }

@@ -37,20 +37,9 @@ fn records(scenario: &str, overrides: &[&str], forced: bool) -> Vec<(String, Vec
     let outcome = rdmasim::run_group(&loaded, &setup, group, None, &stop).expect("the run");
     let on = outcome.app.world.resource::<EventQueue>().lookahead() > 0;
     assert_eq!(on, forced, "{scenario}: the lookahead is not as asked");
-    let mut files: Vec<_> = std::fs::read_dir(&dir.path)
-        .expect("the run's folder")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| !p.to_string_lossy().ends_with(".json"))
-        .collect();
-    files.sort();
+    let files = dir.records();
     assert!(files.len() >= 2, "{scenario}: no records");
     files
-        .into_iter()
-        .map(|f| {
-            let name = f.file_name().expect("a name").to_string_lossy().into_owned();
-            (name, std::fs::read(&f).expect("a record file"))
-        })
-        .collect()
 }
 
 #[test]
