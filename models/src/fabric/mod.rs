@@ -313,8 +313,8 @@ pub fn build_fabric<S: SwitchModel>(world: &mut World) {
 }
 
 /// Fabrics of at least this many hosts run with the event queue's lookahead on: their state
-/// outgrows the caches, and warming each event's state a few events ahead pays (fat trees of
-/// 3,456 and 8,192 hosts ran 6-32% faster, one of 1,024 7-26% slower: docs/performance.md).
+/// outgrows the caches, so warming an event's state ahead pays; below, it costs more than it
+/// hides (docs/performance.md, "Warming events ahead").
 pub const LOOKAHEAD_HOSTS: usize = 2048;
 
 /// How many events the lookahead holds when on.
