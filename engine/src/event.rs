@@ -19,8 +19,11 @@
 //!
 //! With the lookahead on (`set_lookahead`, for large fabrics) the next events wait in order in a
 //! small front before both heaps (`front.rs`), where `ahead` shows them to the loop, which warms
-//! their state before they run (`Handler::prefetch`). The order is the same.
+//! their state before they run (`Handler::prefetch`); a calendar of buckets (`calendar.rs`) then
+//! stands in for the main heap, whose pops miss the cache with that many events pending. The
+//! order is the same.
 
+mod calendar;
 mod channel;
 mod front;
 mod heap;
@@ -30,6 +33,7 @@ mod typed;
 
 use crate::time::SimTime;
 use bevy_ecs::prelude::Resource;
+use calendar::Calendar;
 pub use channel::ChannelKey;
 use channel::{Channel, ChannelSets};
 use front::Front;
@@ -111,6 +115,8 @@ pub struct EventQueue {
     front_max: u128,
     /// How many events the front shows after a pop (`ahead`); 0 when off.
     lookahead: usize,
+    /// The main heap's stand-in with the lookahead on; empty when off.
+    calendar: Calendar,
 }
 
 impl Default for EventQueue {
@@ -136,6 +142,7 @@ impl EventQueue {
             front: Front::default(),
             front_max: 0,
             lookahead: 0,
+            calendar: Calendar::new(calendar::SHIFT, 1),
         }
     }
 
@@ -180,7 +187,7 @@ impl EventQueue {
 
     /// Events waiting.
     pub fn pending(&self) -> usize {
-        self.heap.len() - self.root_taken as usize + self.far.len() + self.front.len()
+        self.heap.len() - self.root_taken as usize + self.far.len() + self.front.len() + self.calendar.len()
     }
 
     /// Keeps the next `n` events (at most `MAX_LOOKAHEAD`) out of the heap, in order, where `ahead` shows
@@ -196,9 +203,28 @@ impl EventQueue {
         while let Some(e) = self.front.pop_back() {
             self.heap.push(e);
         }
+        for e in self.calendar.drain() {
+            self.heap.push(e);
+        }
         self.front_max = 0;
         self.lookahead = n;
         self.far_after = if n > 0 { 0 } else { self.horizon };
+        if n > 0 {
+            // A year as long as the horizon, up to `MAX_BUCKETS`: beyond, the far heap.
+            let buckets = (self.horizon >> calendar::SHIFT).next_power_of_two() as usize;
+            self.calendar = Calendar::new(calendar::SHIFT, buckets.clamp(1, calendar::MAX_BUCKETS));
+            while let Some(e) = self.heap.pop() {
+                self.push_later(e);
+            }
+        }
+    }
+
+    /// Puts `e` into the calendar, or the far heap if it is beyond the calendar's year.
+    #[inline]
+    fn push_later(&mut self, e: Entry) {
+        if let Err(e) = self.calendar.push(e) {
+            self.far.push(e);
+        }
     }
 
     /// The lookahead set by `set_lookahead` (0: off).
@@ -270,6 +296,8 @@ impl EventQueue {
             self.put_in_front(entry);
         } else if ahead >= self.horizon {
             self.far.push(entry);
+        } else if self.lookahead > 0 {
+            self.push_later(entry);
         } else {
             self.heap.push(entry);
         }
@@ -284,22 +312,22 @@ impl EventQueue {
         if self.front.len() > self.lookahead + 1
             && let Some(last) = self.front.pop_back()
         {
-            self.heap.push(last);
+            self.push_later(last);
         }
         self.front_max = self.front.back().map_or(0, |b| b.key);
     }
 
-    /// `pop_before` with the lookahead on: tops the front up from the heaps (to the lookahead
-    /// and the event it takes), then takes its first event.
+    /// `pop_before` with the lookahead on: tops the front up from the calendar and the far heap
+    /// (to the lookahead and the event it takes), then takes its first event.
     #[inline]
     pub fn pop_ahead(&mut self, stop: SimTime) -> Option<SimEvent> {
-        debug_assert!(!self.root_taken);
+        debug_assert!(!self.root_taken && self.heap.len() == 0);
         while self.front.len() <= self.lookahead {
-            let near = self.heap.peek().map(|e| e.key);
+            let near = self.calendar.peek().map(|e| e.key);
             let far = self.far.peek().map(|e| e.key);
             let e = match (near, far) {
                 (Some(n), Some(f)) if f < n => self.far.pop(),
-                (Some(_), _) => self.heap.pop(),
+                (Some(_), _) => self.calendar.pop(),
                 (None, Some(_)) => self.far.pop(),
                 (None, None) => break,
             };
@@ -469,6 +497,15 @@ impl EventQueue {
         }
     }
 
+    /// Gives the lookahead's calendar another shape (2^`shift` ps buckets, `buckets` of them).
+    #[cfg(test)]
+    fn use_calendar(&mut self, shift: u32, buckets: usize) {
+        let old = std::mem::replace(&mut self.calendar, Calendar::new(shift, buckets)).drain();
+        for e in old {
+            self.push_later(e);
+        }
+    }
+
     /// Checks the front's invariant: in order, before every event in the heaps, its last's key
     /// in `front_max`.
     #[cfg(test)]
@@ -481,6 +518,10 @@ impl EventQueue {
         assert!(
             self.heap.peek().is_none_or(|h| h.key > back),
             "the heap has an event before the front's last"
+        );
+        assert!(
+            self.calendar.min_key().is_none_or(|k| k > back),
+            "the calendar has an event before the front's last"
         );
         assert!(self.far.peek().is_none_or(|h| h.key > back), "the far heap has one too");
     }
@@ -530,10 +571,8 @@ impl EventQueue {
         } else {
             self.heap.peek()
         };
-        let key = match (near, self.far.peek()) {
-            (Some(n), Some(f)) => n.key.min(f.key),
-            (n, f) => n.or(f)?.key,
-        };
+        let near = near.map(|e| e.key).into_iter().chain(self.calendar.min_key());
+        let key = near.chain(self.far.peek().map(|e| e.key)).min()?;
         Some(SimTime((key >> 64) as u64))
     }
 

@@ -1,15 +1,20 @@
-//! The lookahead front changes no order: a queue run with it gives the same events, in the same
-//! order, as one without, whatever its length and however events land (before the front's last,
-//! in the far heap, at the same time as others).
+//! The lookahead front and its calendar change no order: a queue run with them gives the same
+//! events, in the same order, as one without, whatever the front's length and the calendar's
+//! shape, and however events land (before the front's last, in the bucket being taken, in a later
+//! one, past the calendar's year, in the far heap, at the same time as others).
 
 use super::*;
 
 /// A run of a queue whose handler schedules 0 to 2 events per event, at delays drawn from a fixed
-/// stream: 0, 1, a few ps, or past the far horizon; from one of several sources. Returns each
-/// event's (time, target, data) in the order popped.
-fn trace(lookahead: usize) -> Vec<(u64, u32, u64)> {
+/// stream: 0, 1, a few ps, up to 3 us, or past the far horizon; from one of several sources. With
+/// `calendar` (shift, buckets), the lookahead's calendar has that shape. Returns each event's
+/// (time, target, data) in the order popped.
+fn trace(lookahead: usize, calendar: Option<(u32, usize)>) -> Vec<(u64, u32, u64)> {
     let mut q = EventQueue::new();
     q.set_lookahead(lookahead);
+    if let Some((shift, buckets)) = calendar {
+        q.use_calendar(shift, buckets);
+    }
     let sources: Vec<SourceId> = (0..5).map(|_| q.add_source()).collect();
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = move || {
@@ -50,10 +55,11 @@ fn trace(lookahead: usize) -> Vec<(u64, u32, u64)> {
         out.push((ev.time.0, ev.target, ev.data));
         for _ in 0..1 + (next() % 3 == 0) as u64 {
             let r = next();
-            let delay = match r % 4 {
+            let delay = match r % 5 {
                 0 => 0,
                 1 => 1,
                 2 => r % 50,
+                3 => r % 3_000_000,
                 _ => FAR_HORIZON.0 + r % 5000,
             };
             let at = SimTime(ev.time.0 + delay);
@@ -71,9 +77,17 @@ fn trace(lookahead: usize) -> Vec<(u64, u32, u64)> {
 
 #[test]
 fn the_lookahead_changes_no_order() {
-    let plain = trace(0);
+    let plain = trace(0, None);
     for n in [1, 2, 4, 16, MAX_LOOKAHEAD] {
-        assert!(trace(n) == plain, "lookahead {n} popped another order");
+        assert!(trace(n, None) == plain, "lookahead {n} popped another order");
+    }
+    // Buckets of 16 ps and 1 ns, years of 1 ns to 16 us: events in the bucket being taken, in
+    // later ones, and past the year (to the far heap).
+    for (shift, buckets) in [(4, 64), (10, 1), (10, 16), (10, 1 << 14)] {
+        assert!(
+            trace(16, Some((shift, buckets))) == plain,
+            "a calendar of {buckets} buckets of 2^{shift} ps popped another order"
+        );
     }
 }
 
