@@ -188,7 +188,27 @@ fn main() -> ExitCode {
         eprintln!("rdmasim: internal error (a bug): please report it with the scenario");
         std::process::exit(1);
     }));
+    if let Err(msg) = check_lookahead_env() {
+        eprintln!("rdmasim: {msg}");
+        return ExitCode::from(2);
+    }
     dispatch(cli)
+}
+
+/// `RDMASIM_LOOKAHEAD`, the measuring knob (scenarios/README.md, "Large fabrics"), when set:
+/// a typo there would otherwise measure the default without a word.
+fn check_lookahead_env() -> Result<(), String> {
+    let Some(v) = std::env::var_os("RDMASIM_LOOKAHEAD") else {
+        return Ok(());
+    };
+    let max = engine::event::MAX_LOOKAHEAD;
+    match v.to_str().and_then(|s| s.trim().parse::<usize>().ok()) {
+        Some(n) if n <= max => Ok(()),
+        _ => Err(format!(
+            "RDMASIM_LOOKAHEAD={}: not a number of events from 0 to {max} (0 turns the lookahead off)",
+            v.to_string_lossy()
+        )),
+    }
 }
 
 fn dispatch(cli: Cli) -> ExitCode {

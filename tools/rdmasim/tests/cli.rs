@@ -551,3 +551,34 @@ fn a_watchdog_finding_fails_the_run_only_when_fatal_or_strict() {
     assert!(manifest.contains("\"failed\": true"), "{manifest}");
     let _ = std::fs::remove_dir_all(out);
 }
+
+/// `RDMASIM_LOOKAHEAD`, the measuring knob: a value that is not a number of events from 0 to 30
+/// is refused with exit code 2 and a line naming it, not ignored; one in range is accepted.
+#[test]
+fn a_lookahead_that_is_not_a_number_of_events_is_refused() {
+    let file = default_ron();
+    let validate = |value: &str| {
+        Command::new(env!("CARGO_BIN_EXE_rdmasim"))
+            .args(["validate", file.to_str().expect("utf-8")])
+            .env("RDMASIM_LOOKAHEAD", value)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run rdmasim")
+    };
+    for bad in ["sixteen", "31", "-1", ""] {
+        let o = validate(bad);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "RDMASIM_LOOKAHEAD={bad:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "rdmasim: RDMASIM_LOOKAHEAD={bad}: not a number of events from 0 to 30"
+            )),
+            "{err}"
+        );
+    }
+    for good in ["0", "16", " 30 "] {
+        let o = validate(good);
+        assert_eq!(o.status.code(), Some(0), "RDMASIM_LOOKAHEAD={good:?}: {}", stderr(&o));
+    }
+}
