@@ -1,6 +1,9 @@
-//! The lookahead front: the next pending events in key order, moved out of the heap ahead of
-//! time so that the loop knows which events come next and can warm their state (`Handler::
-//! prefetch`). Every entry in the front comes before every entry in the heaps.
+//! The lookahead front: the next pending events in key order, moved out of the calendar and the
+//! far heap ahead of time so that the loop knows which events come next and can warm their state
+//! (`Handler::prefetch`). Every entry in the front comes before every other pending one.
+//!
+//! Not an `engine::ring::Ring` with a sorted insert: that ran 2.5% more instructions per event
+//! at `k: 32` (its index masks by a length it loads; docs/performance.md).
 
 use super::heap::Entry;
 

@@ -202,6 +202,10 @@ fn check_lookahead_env() -> Result<(), String> {
         return Ok(());
     };
     let max = engine::event::MAX_LOOKAHEAD;
+    // Empty counts as unset, as shells' `VAR= command` means.
+    if v.to_str().is_some_and(|s| s.trim().is_empty()) {
+        return Ok(());
+    }
     match v.to_str().and_then(|s| s.trim().parse::<usize>().ok()) {
         Some(n) if n <= max => Ok(()),
         _ => Err(format!(
