@@ -3,13 +3,15 @@
 # same scenario on TOPOLOGY, back to back (order flipped each pair), each run's wall time over its
 # events; prints the median ns per event of each side and the median ratio (TOPOLOGY over
 # default) per pair. The default runs DEFAULT_RUNTIME (0.05 s: long enough that start-up is
-# noise), TOPOLOGY runs RUNTIME.
+# noise), TOPOLOGY runs RUNTIME. TOPOLOGY may instead be a scenario file (`.ron`), run as it is
+# but for RUNTIME: for a large fabric on a short timeline.
 #
 #   tools/perf/scale.sh N TOPOLOGY RUNTIME [DEFAULT_RUNTIME] [BIN]
 #   tools/perf/scale.sh 3 'FatTree(k: 32)' 0.0005
+#   tools/perf/scale.sh 4 scenarios/scale/fat-tree-k32.ron 0.0001
 set -euo pipefail
 if [ $# -lt 3 ]; then
-    sed -n '2,9p' "$0" >&2
+    sed -n '2,11p' "$0" >&2
     exit 2
 fi
 n=$1 topo=$2 rt=$3 drt=${4:-0.05}
@@ -17,13 +19,16 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${5:-$root/target/release/rdmasim}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-# ns per event of one run: the summary's wall time over its events.
+# ns per event of one run of scenario $1: the summary's wall time over its events.
 per_event() {
-    "$bin" run "$root/scenarios/default.ron" --quiet --out "$out/o" "$@" </dev/null >"$out/last" 2>&1
+    "$bin" run "$@" --quiet --out "$out/o" </dev/null >"$out/last" 2>&1
     awk '/^wall time/ {w = $3} /^events/ {e = $2} END {printf "%.1f\n", w * 1e9 / e}' "$out/last"
 }
-small() { per_event --set "simulation.RunTime=$drt"; }
-large() { per_event --set "simulation.RunTime=$rt" --set "topology=$topo"; }
+small() { per_event "$root/scenarios/default.ron" --set "simulation.RunTime=$drt"; }
+case $topo in
+*.ron) large() { per_event "$topo" --set "simulation.RunTime=$rt"; } ;;
+*) large() { per_event "$root/scenarios/default.ron" --set "simulation.RunTime=$rt" --set "topology=$topo"; } ;;
+esac
 for i in $(seq "$n"); do
     if [ $((i % 2)) = 1 ]; then a=$(small); b=$(large); else b=$(large); a=$(small); fi
     echo "$a $b"

@@ -14,8 +14,8 @@ use super::heap::Entry;
 pub(super) const SHIFT: u32 = 10;
 
 /// The most buckets a calendar holds: 2^12 buckets of 2^10 ps, a year of 4.2 us, past a 1 us
-/// link's arrivals. A year as long as the far horizon (2^14 buckets) ran 15-27% slower at
-/// `k: 32`, and narrower buckets no faster (docs/performance.md, "A calendar under the front").
+/// link's arrivals. A shorter year comes round to a bucket while its lines are still cached; the
+/// shape was chosen by measurement (docs/performance.md, "A calendar under the front").
 pub(super) const MAX_BUCKETS: usize = 1 << 12;
 
 /// The most entries an emptied bucket keeps room for: a burst's room is given back.
@@ -99,7 +99,7 @@ impl Calendar {
             let b = &mut self.buckets[(self.at & self.mask) as usize];
             if !b.is_empty() {
                 // Copied, not swapped: a swap would pass a burst's large buffer on from bucket to
-                // bucket until every bucket had one (2.8 times the memory at `k: 32`).
+                // bucket until every bucket had one.
                 self.due.extend_from_slice(b);
                 self.waiting -= b.len();
                 b.clear();

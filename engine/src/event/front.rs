@@ -2,8 +2,8 @@
 //! far heap ahead of time so that the loop knows which events come next and can warm their state
 //! (`Handler::prefetch`). Every entry in the front comes before every other pending one.
 //!
-//! Not an `engine::ring::Ring` with a sorted insert: that ran 2.5% more instructions per event
-//! at `k: 32` (its index masks by a length it loads; docs/performance.md).
+//! A fixed ring, not an `engine::ring::Ring`: the loop reads it five times per event, and a
+//! constant mask costs fewer instructions there than a length loaded each time (docs/performance.md).
 
 use super::heap::Entry;
 

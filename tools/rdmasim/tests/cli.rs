@@ -583,3 +583,13 @@ fn a_lookahead_that_is_not_a_number_of_events_is_refused() {
         assert_eq!(o.status.code(), Some(0), "RDMASIM_LOOKAHEAD={good:?}: {}", stderr(&o));
     }
 }
+
+/// The scale scenario `tools/perf/scale.sh` measures #16's cost per event on is valid as shipped
+/// (the suite does not run it: it takes seconds of optimized work).
+#[test]
+fn validate_accepts_the_k32_scale_scenario() {
+    let f = workspace().join("scenarios/scale/fat-tree-k32.ron");
+    let o = rdmasim(&["validate", f.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("(8192 hosts,"), "{}", stdout(&o));
+}
