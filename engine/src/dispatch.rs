@@ -34,11 +34,34 @@ pub trait Handler: Send + 'static {
     /// step the first of its state (a prefetch), nearer the state that depends on it. Hints
     /// only: the order and results are the same whatever it does.
     fn prefetch(&self, _queue: &EventQueue, _event: &SimEvent, _ahead: usize) {}
+
+    /// The steps at which `prefetch` does anything for events of `kind`: bit `s` for `ahead ==
+    /// s` (`warm_at`). The loop calls `prefetch` only at those, so a handler saves the call where
+    /// it would do nothing. Asked before the loop's first event with the lookahead on, when the
+    /// handler may set up its own state from the world as at its first event. Every step unless
+    /// said otherwise.
+    fn warm_steps(&mut self, _world: &mut World, _kind: EventKind) -> u8 {
+        warm_at(&[1, 2, 3, 4, 5])
+    }
+}
+
+/// The `warm_steps` mask of the steps `ahead` in `steps` (each from 1 to `AHEAD`).
+pub const fn warm_at(steps: &[usize]) -> u8 {
+    let mut mask = 0;
+    let mut i = 0;
+    while i < steps.len() {
+        mask |= 1 << steps[i];
+        i += 1;
+    }
+    mask
 }
 
 /// How many events ahead the loop warms with the lookahead on: `Handler::prefetch` is called at
 /// each distance from this down to 1.
 pub const AHEAD: usize = 5;
+
+// `warm_steps` gives a bit per step in a `u8`.
+const _: () = assert!(AHEAD < 8);
 
 impl<F> Handler for F
 where
@@ -47,6 +70,11 @@ where
     #[inline]
     fn handle(&mut self, world: &mut World, queue: &mut EventQueue, event: &SimEvent) {
         self(world, queue, *event)
+    }
+
+    /// A function has no `prefetch`.
+    fn warm_steps(&mut self, _world: &mut World, _kind: EventKind) -> u8 {
+        0
     }
 }
 
@@ -60,6 +88,8 @@ pub struct Handlers {
     slot: Vec<u16>,
     table: Vec<Box<dyn Handler>>,
     handled: Vec<bool>,
+    /// With the lookahead on, each kind's table entry (low 16 bits) and `warm_steps` (above).
+    warm: Vec<u32>,
 }
 
 /// The handler of a kind that has none: reaching it is a plugin bug.
@@ -174,12 +204,18 @@ impl Handlers {
     /// `AHEAD` steps after it warm their state.
     #[inline(never)]
     fn run_ahead(&mut self, world: &mut World, queue: &mut EventQueue, stop: SimTime) {
+        self.warm.clear();
+        for (k, &h) in self.slot.iter().enumerate() {
+            let steps = self.table[h as usize].warm_steps(world, EventKind(k as u16));
+            self.warm.push(u32::from(steps) << 16 | u32::from(h));
+        }
         while let Some(ev) = queue.pop_ahead(stop) {
             for ahead in (1..=AHEAD).rev() {
                 if let Some(next) = queue.ahead(ahead - 1)
-                    && let Some(&h) = self.slot.get(next.kind.0 as usize)
+                    && let Some(&w) = self.warm.get(next.kind.0 as usize)
+                    && w & (1 << (16 + ahead)) != 0
                 {
-                    self.table[h as usize].prefetch(queue, &next, ahead);
+                    self.table[(w & 0xFFFF) as usize].prefetch(queue, &next, ahead);
                 }
             }
             match self.slot.get(ev.kind.0 as usize) {
@@ -316,6 +352,42 @@ mod tests {
                 }
             }
             want.push(('h', t, 0));
+        }
+        assert_eq!(*log.lock().unwrap(), want);
+    }
+
+    #[test]
+    fn a_handler_is_warmed_only_at_the_steps_it_asks_for_each_kind() {
+        // Kind `a` asks for steps 4 and 1, kind `b` for none; events alternate a, b, a, b, ...
+        struct Steps(std::sync::Arc<std::sync::Mutex<Vec<(u64, usize)>>>, EventKind);
+        impl Handler for Steps {
+            fn handle(&mut self, _: &mut World, _: &mut EventQueue, _: &SimEvent) {}
+            fn prefetch(&self, _: &EventQueue, ev: &SimEvent, ahead: usize) {
+                self.0.lock().unwrap().push((ev.data, ahead));
+            }
+            fn warm_steps(&mut self, _: &mut World, kind: EventKind) -> u8 {
+                if kind == self.1 { warm_at(&[4, 1]) } else { 0 }
+            }
+        }
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut handlers = Handlers::default();
+        let (a, b) = (handlers.add_kind("a"), handlers.add_kind("b"));
+        handlers.set_for(&[a, b], Box::new(Steps(log.clone(), a)));
+        let (mut world, mut queue) = (World::new(), EventQueue::new());
+        queue.set_lookahead(16);
+        for t in 1..=8 {
+            queue.schedule(SimTime(t), SourceId::ENGINE, if t % 2 == 1 { a } else { b }, 0, t);
+        }
+        assert_eq!(handlers.run(&mut world, &mut queue, SimTime::MAX), 8);
+        // Before handling t: t + 4 at step 4 and t + 1 at step 1, if they are `a`s (odd).
+        let mut want = Vec::new();
+        for t in 1..=8u64 {
+            for ahead in [4, 1] {
+                let next = t + ahead as u64;
+                if next <= 8 && next % 2 == 1 {
+                    want.push((next, ahead));
+                }
+            }
         }
         assert_eq!(*log.lock().unwrap(), want);
     }

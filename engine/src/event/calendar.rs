@@ -21,6 +21,9 @@ pub(super) const MAX_BUCKETS: usize = 1 << 12;
 /// The most entries an emptied bucket keeps room for: a burst's room is given back.
 const BUCKET_KEEP: usize = 256;
 
+/// A bucket of at most 2^`INDEX_BITS` entries is sorted by key and index packed in one `u128`.
+const INDEX_BITS: u32 = 13;
+
 #[derive(Debug)]
 pub(super) struct Calendar {
     /// Bucket `i % len` holds the events of bucket number `i`, for `at < i < at + len`, unsorted.
@@ -33,12 +36,14 @@ pub(super) struct Calendar {
     at: u64,
     /// Events in `buckets`.
     waiting: usize,
+    /// `next_bucket`'s scratch: a bucket's keys and indices, packed.
+    order: Vec<u128>,
 }
 
 impl Calendar {
     /// A calendar of `buckets` (a power of two) buckets of 2^`shift` ps each.
     pub fn new(shift: u32, buckets: usize) -> Self {
-        assert!(buckets.is_power_of_two());
+        assert!(buckets.is_power_of_two() && 64 + shift + INDEX_BITS <= 128);
         Calendar {
             buckets: (0..buckets).map(|_| Vec::new()).collect(),
             mask: buckets as u64 - 1,
@@ -46,6 +51,7 @@ impl Calendar {
             due: Vec::new(),
             at: 0,
             waiting: 0,
+            order: Vec::new(),
         }
     }
 
@@ -100,13 +106,29 @@ impl Calendar {
             if !b.is_empty() {
                 // Copied, not swapped: a swap would pass a burst's large buffer on from bucket to
                 // bucket until every bucket had one.
-                self.due.extend_from_slice(b);
+                if b.len() <= 1 << INDEX_BITS {
+                    // The keys here share their time's bits above `shift`. Without them, a key
+                    // and its entry's index fit one integer: a sort moves 16 bytes, not 32.
+                    let low = (1u128 << (64 + self.shift)) - 1;
+                    self.order.clear();
+                    self.order.extend(
+                        b.iter()
+                            .enumerate()
+                            .map(|(i, e)| (e.key & low) << INDEX_BITS | i as u128),
+                    );
+                    self.order.sort_unstable();
+                    let index = (1u128 << INDEX_BITS) - 1;
+                    self.due
+                        .extend(self.order.iter().rev().map(|&o| b[(o & index) as usize]));
+                } else {
+                    self.due.extend_from_slice(b);
+                    self.due.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
+                }
                 self.waiting -= b.len();
                 b.clear();
                 if b.capacity() > BUCKET_KEEP {
                     b.shrink_to(BUCKET_KEEP);
                 }
-                self.due.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
                 return;
             }
         }
@@ -134,5 +156,51 @@ impl Calendar {
         }
         self.waiting = 0;
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(time: u64, low: u64) -> Entry {
+        Entry {
+            key: (time as u128) << 64 | low as u128,
+            kind: 0,
+            target: 0,
+            data: low,
+        }
+    }
+
+    /// A bucket of `n` entries (times within one bucket, low halves spread) leaves in key order,
+    /// whether it is sorted packed (up to 2^`INDEX_BITS` entries) or as entries.
+    fn one_bucket_leaves_in_order(n: u64) {
+        let mut cal = Calendar::new(SHIFT, 16);
+        cal.push(entry(0, 0)).unwrap();
+        let mut keys = Vec::new();
+        for i in 0..n {
+            // Times 1024..2047 ps: bucket 1. Low halves in a scrambled order, with repeats of
+            // time so that they decide.
+            let e = entry(1024 + (i * 7919) % 1024, (i * 2_654_435_761) % 1_000_003);
+            keys.push(e.key);
+            cal.push(e).unwrap();
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len() as u64, n, "the test's keys are unique");
+        assert_eq!(cal.pop().map(|e| e.key), Some(0));
+        let popped: Vec<u128> = std::iter::from_fn(|| cal.pop().map(|e| e.key)).collect();
+        assert_eq!(popped, keys);
+    }
+
+    #[test]
+    fn a_bucket_sorted_packed_leaves_in_key_order() {
+        one_bucket_leaves_in_order(1000);
+        one_bucket_leaves_in_order(1 << INDEX_BITS);
+    }
+
+    #[test]
+    fn a_bucket_too_large_to_pack_leaves_in_key_order() {
+        one_bucket_leaves_in_order((1 << INDEX_BITS) + 1);
     }
 }

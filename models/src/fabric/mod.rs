@@ -484,6 +484,19 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
         }
     }
 
+    /// An arrival is warmed at every step, a port's send at 5 (the switch) and 2 and 1 (the
+    /// port, its wire, the head it will serve); a PFC frame's send is not warmed.
+    fn warm_steps(&mut self, world: &mut World, kind: EventKind) -> u8 {
+        let kinds = &self.state.get_or_insert_with(|| FabricState::new(world)).fabric.kinds;
+        if kind == kinds.arrive {
+            engine::dispatch::warm_at(&[5, 4, 3, 2, 1])
+        } else if kind == kinds.switch_tx {
+            engine::dispatch::warm_at(&[5, 2, 1])
+        } else {
+            0
+        }
+    }
+
     fn pause(&mut self, world: &mut World) {
         let Some(st) = self.state.as_mut() else {
             return;

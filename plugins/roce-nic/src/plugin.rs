@@ -316,6 +316,17 @@ impl Handler for RoceHandler {
         }
     }
 
+    /// An arrival is warmed at 5 and 4 (`HostIngress::warm`, the NIC's rows) and 3 (the queue
+    /// pair); the NIC's own events at 4 (its rows).
+    fn warm_steps(&mut self, world: &mut World, kind: EventKind) -> u8 {
+        let st = self.st.get_or_insert_with(|| HandlerState::new(world));
+        if kind == st.to_host {
+            engine::dispatch::warm_at(&[5, 4, 3])
+        } else {
+            engine::dispatch::warm_at(&[4])
+        }
+    }
+
     fn pause(&mut self, world: &mut World) {
         if let Some(st) = &mut self.st {
             st.ingress.publish(world);
