@@ -41,7 +41,8 @@ LLVM_PROFILE_FILE="$work/raw/fat-tree-k32-%p.profraw" "$bin" run scenarios/scale
     --quiet --out "$work/out" </dev/null >/dev/null
 mkdir -p pgo
 # The small scenarios count ten times: with the large fabric's counts at full weight the default
-# scenario ran more instructions (docs/performance.md, "A profile of a large fabric").
+# scenario ran more instructions (docs/performance.md, "Fewer warming calls, a cheaper sort, and
+# a profile of a large fabric").
 inputs=()
 for f in "$work"/raw/*.profraw; do
     case $f in
