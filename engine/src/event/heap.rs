@@ -69,8 +69,8 @@ impl QuadHeap {
     pub fn remove_root(&mut self) {
         let Some(last) = self.v.pop() else { return };
         if !self.v.is_empty() {
-            let hole = self.hole_to_leaf();
-            self.sift_up(hole, last);
+            let (hole, above) = self.hole_to_leaf();
+            self.fill(hole, above, last);
         }
     }
 
@@ -81,24 +81,39 @@ impl QuadHeap {
             self.v.push(e);
             return;
         }
-        let hole = self.hole_to_leaf();
-        self.sift_up(hole, e);
+        let (hole, above) = self.hole_to_leaf();
+        self.fill(hole, above, e);
+    }
+
+    /// Puts `e` into the hole `hole_to_leaf` left, or above it. Usually at it: the entry lifted
+    /// last, whose key the descent has in hand, is not larger.
+    #[inline(always)]
+    fn fill(&mut self, hole: usize, above: u128, e: Entry) {
+        if hole == 0 || above <= e.key {
+            self.v[hole] = e;
+        } else {
+            self.sift_up(hole, e);
+        }
     }
 
     /// Moves the hole at the root down to a leaf, lifting the smallest child at each level, and
-    /// returns the hole's index. The entry at the hole is stale until the caller fills it.
+    /// returns the hole's index and the key of the entry lifted last (now the hole's parent;
+    /// meaningless when the hole is the root). The entry at the hole is stale until the caller
+    /// fills it.
     #[inline(always)]
-    fn hole_to_leaf(&mut self) -> usize {
+    fn hole_to_leaf(&mut self) -> (usize, u128) {
         let v = &mut self.v[..];
         let len = v.len();
-        let mut hole = 0;
+        let (mut hole, mut above) = (0, 0);
         loop {
             let first = ARITY * hole + 1;
-            let best = if let Some(kids) = v.get(first..first + ARITY) {
-                // All four children present (the common case): a two-round tournament.
-                let a = if kids[1].key < kids[0].key { 1 } else { 0 };
-                let b = if kids[3].key < kids[2].key { 3 } else { 2 };
-                first + if kids[b].key < kids[a].key { b } else { a }
+            let (best, key) = if let Some(kids) = v.get(first..first + ARITY) {
+                // All four children present (the common case): a two-round tournament on the
+                // keys in hand, so that no round waits on a load chosen by the round before.
+                let (k0, k1, k2, k3) = (kids[0].key, kids[1].key, kids[2].key, kids[3].key);
+                let (ka, a) = if k1 < k0 { (k1, 1) } else { (k0, 0) };
+                let (kb, b) = if k3 < k2 { (k3, 3) } else { (k2, 2) };
+                if kb < ka { (first + b, kb) } else { (first + a, ka) }
             } else if first < len {
                 let mut best = first;
                 for c in first + 1..len {
@@ -106,12 +121,12 @@ impl QuadHeap {
                         best = c;
                     }
                 }
-                best
+                (best, v[best].key)
             } else {
-                return hole;
+                return (hole, above);
             };
             v[hole] = v[best];
-            hole = best;
+            (hole, above) = (best, key);
         }
     }
 

@@ -476,9 +476,9 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
             let Some(sw) = st.switches.held_ref().get(node.wrapping_sub(num_hosts)) else {
                 return;
             };
+            // Called at 5, 2 and 1 only (`warm_steps`).
             match ahead {
-                5 | 4 => sw.warm_state(),
-                3 => {}
+                5 => sw.warm_state(),
                 _ => sw.warm_tx(q, (ev.data & 0xFFFF) as u16, ahead),
             }
         }
