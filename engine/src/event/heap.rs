@@ -5,7 +5,9 @@
 //! of the root move the hole down to a leaf along the smallest children, then sift the incoming
 //! entry up from there (Floyd's method): the incoming entry is usually a late one, so it belongs
 //! near the leaves and this saves one comparison per level. `replace_root` does a pop and a push
-//! in one pass, which is what a handler scheduling one event after its own does.
+//! in one pass, which is what a handler scheduling one event after its own does. The descent is
+//! a chain of loads, so it keeps what it compares in registers: a round never waits on a load
+//! the round before chose (docs/performance.md, "The heap's rounds on keys in hand").
 
 /// One pending event. Keys are unique (the source-local sequence sees to that), so the heap order
 /// is total. Aligned to its size (32 bytes) so that no entry straddles two cache lines.
