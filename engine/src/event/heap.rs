@@ -147,3 +147,81 @@ impl QuadHeap {
         v[hole] = e;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(key: u128) -> Entry {
+        Entry {
+            key,
+            kind: 0,
+            target: 0,
+            data: key as u64,
+        }
+    }
+
+    /// Pops everything, in order.
+    fn drain(h: &mut QuadHeap) -> Vec<u128> {
+        std::iter::from_fn(|| h.pop().map(|e| e.key)).collect()
+    }
+
+    #[test]
+    fn a_replacement_smaller_than_the_lifted_entry_climbs_above_it() {
+        // Root 0, then 10..=29: the descent lifts 10 and then a leaf's 14, and the hole lands
+        // under 14. A replacement key of 12 must climb above it, one of 40 stays in the hole.
+        for (incoming, root_after) in [(12, 10), (40, 10), (5, 5)] {
+            let mut h = QuadHeap::with_capacity(32);
+            for k in std::iter::once(0).chain(10..30) {
+                h.push(entry(k));
+            }
+            h.replace_root(entry(incoming));
+            assert_eq!(h.peek().map(|e| e.key), Some(root_after));
+            let mut want: Vec<u128> = (10..30).chain([incoming]).collect();
+            want.sort_unstable();
+            assert_eq!(drain(&mut h), want, "replacing the root with {incoming}");
+        }
+    }
+
+    #[test]
+    fn replacements_pushes_and_removals_leave_in_key_order() {
+        // Against a sorted list, over heaps of 1 to a few hundred entries, with incoming keys both
+        // below and above what the descent lifts.
+        let (mut h, mut model) = (QuadHeap::with_capacity(0), Vec::<u128>::new());
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut fresh = 0u128;
+        for _ in 0..20_000 {
+            let r = next();
+            // Keys unique, as the queue's are: a random high part and a counter below it.
+            fresh += 1;
+            let key = u128::from(r % 1_000) << 64 | fresh;
+            match (r >> 32) % 4 {
+                0 | 1 if !model.is_empty() => {
+                    h.replace_root(entry(key));
+                    model.remove(0);
+                    model.insert(model.partition_point(|&k| k < key), key);
+                }
+                2 if model.len() < 300 => {
+                    h.push(entry(key));
+                    model.insert(model.partition_point(|&k| k < key), key);
+                }
+                _ => {
+                    assert_eq!(h.peek().map(|e| e.key), model.first().copied());
+                    h.remove_root();
+                    if !model.is_empty() {
+                        model.remove(0);
+                    }
+                }
+            }
+            assert_eq!(h.len(), model.len());
+            assert_eq!(h.peek().map(|e| e.key), model.first().copied());
+        }
+        assert_eq!(drain(&mut h), model);
+    }
+}
