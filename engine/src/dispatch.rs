@@ -210,18 +210,31 @@ impl Handlers {
             self.warm.push(u32::from(steps) << 16 | u32::from(h));
         }
         while let Some(ev) = queue.pop_ahead(stop) {
-            for ahead in (1..=AHEAD).rev() {
-                if let Some(next) = queue.ahead(ahead - 1)
-                    && let Some(&w) = self.warm.get(next.kind.0 as usize)
-                    && w & (1 << (16 + ahead)) != 0
-                {
-                    self.table[(w & 0xFFFF) as usize].prefetch(queue, &next, ahead);
+            // The front read in place: an event is built only for a call that warms.
+            let front = queue.front_view();
+            if front.len() >= AHEAD {
+                for ahead in (1..=AHEAD).rev() {
+                    self.warm_one(queue, front.entry(ahead - 1), ahead);
+                }
+            } else {
+                for ahead in (1..=front.len()).rev() {
+                    self.warm_one(queue, front.entry(ahead - 1), ahead);
                 }
             }
             match self.slot.get(ev.kind.0 as usize) {
                 Some(&h) => self.table[h as usize].handle(world, queue, &ev),
                 None => panic!("no event kind {}", ev.kind.0),
             }
+        }
+    }
+
+    /// Calls the `prefetch` of `e`'s handler if its kind is warmed at step `ahead`.
+    #[inline(always)]
+    fn warm_one(&self, queue: &EventQueue, e: &crate::event::Entry, ahead: usize) {
+        if let Some(&w) = self.warm.get(e.kind as usize)
+            && w & (1 << (16 + ahead)) != 0
+        {
+            self.table[(w & 0xFFFF) as usize].prefetch(queue, &crate::event::event_of(e), ahead);
         }
     }
 }

@@ -37,7 +37,8 @@ use calendar::Calendar;
 pub use channel::ChannelKey;
 use channel::{Channel, ChannelSets};
 use front::Front;
-use heap::{Entry, QuadHeap};
+pub(crate) use heap::Entry;
+use heap::QuadHeap;
 pub use typed::{Payload, TypedKind};
 
 /// An event kind: an index into the dispatch table, handed out by `App::add_event_kind`.
@@ -64,7 +65,7 @@ pub const MAX_LOOKAHEAD: usize = front::CAP - 2;
 /// retransmission timer.
 pub const FAR_HORIZON: SimTime = SimTime(1 << 24);
 
-const SEQ_BITS: u32 = 40;
+pub(crate) const SEQ_BITS: u32 = 40;
 const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
 
 /// What a handler receives: when, which kind, which target (a stable id the kind's owner chose)
@@ -83,7 +84,7 @@ pub struct SimEvent {
 
 /// The event an entry stands for.
 #[inline(always)]
-fn event_of(e: &Entry) -> SimEvent {
+pub(crate) fn event_of(e: &Entry) -> SimEvent {
     SimEvent {
         time: SimTime((e.key >> 64) as u64),
         kind: EventKind(e.kind),
@@ -231,6 +232,12 @@ impl EventQueue {
     #[inline]
     pub fn lookahead(&self) -> usize {
         self.lookahead
+    }
+
+    /// The events after the one being handled, in place (`ahead` without building each).
+    #[inline]
+    pub(crate) fn front_view(&self) -> front::View<'_> {
+        self.front.view()
     }
 
     /// The `i`-th event after the one being handled, as it stands (an event scheduled later may

@@ -84,3 +84,36 @@ impl Front {
         self.len += 1;
     }
 }
+
+/// The front's entries in place (`EventQueue::front_view`): the loop's warming reads an
+/// entry's kind before it builds an event, and only for a call that warms.
+pub(crate) struct View<'a> {
+    e: &'a [Entry; CAP],
+    head: usize,
+    len: usize,
+}
+
+impl View<'_> {
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The `i`-th entry, the first next; `i` below `len`.
+    #[inline]
+    pub fn entry(&self, i: usize) -> &Entry {
+        debug_assert!(i < self.len);
+        &self.e[(self.head + i) % CAP]
+    }
+}
+
+impl Front {
+    #[inline]
+    pub fn view(&self) -> View<'_> {
+        View {
+            e: &self.e,
+            head: self.head,
+            len: self.len,
+        }
+    }
+}

@@ -13,7 +13,7 @@
 /// is total. Aligned to its size (32 bytes) so that no entry straddles two cache lines.
 #[derive(Clone, Copy, Debug)]
 #[repr(align(32))]
-pub(super) struct Entry {
+pub(crate) struct Entry {
     pub key: u128,
     pub kind: u16,
     pub target: u32,
