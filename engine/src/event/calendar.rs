@@ -9,7 +9,8 @@
 //!
 //! A bucket is a list of chunks taken from one free list, last freed first: the chunks a push
 //! writes are those the last bucket sorted has just read, still cached, where a bucket of its
-//! own would be written a year after it was last read (docs/performance.md).
+//! own would be written a year after it was last read (docs/performance.md). The chunks of the
+//! busiest moment stay for the run.
 
 use super::heap::Entry;
 
