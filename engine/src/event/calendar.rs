@@ -392,11 +392,11 @@ mod tests {
 
     #[test]
     fn chunks_freed_by_one_bucket_serve_the_next_and_the_order_holds() {
-        // Pushes and pops interleaved over many years of a small calendar: buckets of 0 to 40
-        // entries (several chunks each), chunks freed and taken again, against a sorted model.
+        // Pushes and pops interleaved over many years of a small calendar, with bursts that give
+        // some buckets several chunks; chunks freed and taken again; against a sorted model.
         let mut cal = Calendar::new(4, 64);
         let mut model = std::collections::BTreeSet::new();
-        let (mut now, mut seq, mut x) = (0u64, 0u64, 12345u64);
+        let (mut now, mut seq, mut x, mut longest) = (0u64, 0u64, 12345u64, 0);
         for round in 0..20_000u64 {
             x = x
                 .wrapping_mul(6_364_136_223_846_793_005)
@@ -411,6 +411,13 @@ mod tests {
                 }
                 model.insert(e.key);
             }
+            longest = cal
+                .buckets
+                .iter()
+                .map(|b| b.len as usize)
+                .max()
+                .unwrap_or(0)
+                .max(longest);
             // Two pops a round after each burst: the calendar empties as often as it fills.
             for _ in 0..1 + usize::from(round % 1000 >= 500 && round % 1000 < 800) {
                 if let Some(e) = cal.pop() {
@@ -419,6 +426,10 @@ mod tests {
                 }
             }
         }
+        assert!(
+            longest > 2 * CHUNK,
+            "a bucket of several chunks, at most {longest} entries"
+        );
         assert!(cal.chunks.len() * CHUNK < seq as usize / 4, "chunks are taken again");
         while let Some(e) = cal.pop() {
             assert_eq!(Some(e.key), model.pop_first());
