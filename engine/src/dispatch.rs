@@ -35,6 +35,35 @@ pub trait Handler: Send + 'static {
     /// only: the order and results are the same whatever it does.
     fn prefetch(&self, _queue: &EventQueue, _event: &SimEvent, _ahead: usize) {}
 
+    /// `prefetch` at one step: the loop calls these, one per step, so that each is compiled
+    /// with its step as a constant and a handler's branches on `ahead` fold away (they were a
+    /// large share of a large fabric's mispredicted branches). Not for overriding.
+    #[doc(hidden)]
+    #[inline]
+    fn prefetch_5(&self, queue: &EventQueue, event: &SimEvent) {
+        self.prefetch(queue, event, 5)
+    }
+    #[doc(hidden)]
+    #[inline]
+    fn prefetch_4(&self, queue: &EventQueue, event: &SimEvent) {
+        self.prefetch(queue, event, 4)
+    }
+    #[doc(hidden)]
+    #[inline]
+    fn prefetch_3(&self, queue: &EventQueue, event: &SimEvent) {
+        self.prefetch(queue, event, 3)
+    }
+    #[doc(hidden)]
+    #[inline]
+    fn prefetch_2(&self, queue: &EventQueue, event: &SimEvent) {
+        self.prefetch(queue, event, 2)
+    }
+    #[doc(hidden)]
+    #[inline]
+    fn prefetch_1(&self, queue: &EventQueue, event: &SimEvent) {
+        self.prefetch(queue, event, 1)
+    }
+
     /// The steps at which `prefetch` does anything for events of `kind`: bit `s` for `ahead ==
     /// s` (`warm_at`). The loop calls `prefetch` only at those, so a handler saves the call where
     /// it would do nothing. Asked before the loop's first event with the lookahead on, when the
@@ -60,8 +89,8 @@ pub const fn warm_at(steps: &[usize]) -> u8 {
 /// each distance from this down to 1.
 pub const AHEAD: usize = 5;
 
-// `warm_steps` gives a bit per step in a `u8`.
-const _: () = assert!(AHEAD < 8);
+// `warm_steps` gives a bit per step in a `u8`; the loop calls one `prefetch_N` per step.
+const _: () = assert!(AHEAD < 8 && AHEAD == 5);
 
 impl<F> Handler for F
 where
@@ -210,16 +239,24 @@ impl Handlers {
             self.warm.push(u32::from(steps) << 16 | u32::from(h));
         }
         while let Some(ev) = queue.pop_ahead(stop) {
-            // The front read in place: an event is built only for a call that warms.
+            // The front read in place: an event is built only for a call that warms. Each step
+            // by its own call, with its step a constant: the front is short only at the end.
             let front = queue.front_view();
-            if front.len() >= AHEAD {
-                for ahead in (1..=AHEAD).rev() {
-                    self.warm_one(queue, front.entry(ahead - 1), ahead);
-                }
-            } else {
-                for ahead in (1..=front.len()).rev() {
-                    self.warm_one(queue, front.entry(ahead - 1), ahead);
-                }
+            let n = front.len();
+            if n >= 5 {
+                self.warm_one::<5>(queue, front.entry(4));
+            }
+            if n >= 4 {
+                self.warm_one::<4>(queue, front.entry(3));
+            }
+            if n >= 3 {
+                self.warm_one::<3>(queue, front.entry(2));
+            }
+            if n >= 2 {
+                self.warm_one::<2>(queue, front.entry(1));
+            }
+            if n >= 1 {
+                self.warm_one::<1>(queue, front.entry(0));
             }
             match self.slot.get(ev.kind.0 as usize) {
                 Some(&h) => self.table[h as usize].handle(world, queue, &ev),
@@ -228,13 +265,21 @@ impl Handlers {
         }
     }
 
-    /// Calls the `prefetch` of `e`'s handler if its kind is warmed at step `ahead`.
+    /// Calls the `prefetch` of `e`'s handler if its kind is warmed at step `STEP`.
     #[inline(always)]
-    fn warm_one(&self, queue: &EventQueue, e: &crate::event::Entry, ahead: usize) {
+    fn warm_one<const STEP: usize>(&self, queue: &EventQueue, e: &crate::event::Entry) {
         if let Some(&w) = self.warm.get(e.kind as usize)
-            && w & (1 << (16 + ahead)) != 0
+            && w & (1 << (16 + STEP)) != 0
         {
-            self.table[(w & 0xFFFF) as usize].prefetch(queue, &crate::event::event_of(e), ahead);
+            let h = &self.table[(w & 0xFFFF) as usize];
+            let ev = crate::event::event_of(e);
+            match STEP {
+                5 => h.prefetch_5(queue, &ev),
+                4 => h.prefetch_4(queue, &ev),
+                3 => h.prefetch_3(queue, &ev),
+                2 => h.prefetch_2(queue, &ev),
+                _ => h.prefetch_1(queue, &ev),
+            }
         }
     }
 }
