@@ -560,6 +560,20 @@ impl EventQueue {
         }
     }
 
+    /// Starts loading, to be written, the slot the next value sent on channel `chan` goes into
+    /// (its state should be cached by now: `prefetch_channel` a step earlier).
+    #[inline]
+    pub fn warm_channel_tail<T: Copy + Default + 'static>(&self, key: ChannelKey<T>, chan: u32) {
+        if let Some(slot) = self
+            .channels
+            .get_ref(key)
+            .get(chan as usize)
+            .and_then(|c| c.fifo.next_slot())
+        {
+            crate::prefetch::prefetch_write(slot);
+        }
+    }
+
     /// The value at the head of channel `chan`, for warming an event ahead (its state should be
     /// cached by now: `prefetch_channel` a step earlier).
     #[inline]

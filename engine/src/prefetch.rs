@@ -7,6 +7,22 @@ pub fn prefetch<T>(value: &T) {
     prefetch_at((value as *const T).cast());
 }
 
+/// Starts loading the line holding `value` to be written (a line about to be stored into: its
+/// owner need not be asked again at the store).
+#[inline(always)]
+#[allow(unsafe_code)]
+pub fn prefetch_write<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing the program sees and cannot fault, whatever the address.
+    // `prefetchw` by hand: `_MM_HINT_ET0` lowers to a plain read prefetch unless the build
+    // targets the `prfchw` feature. CPUs without it (Intel before Broadwell) run it as a no-op.
+    unsafe {
+        std::arch::asm!("prefetchw [{0}]", in(reg) (value as *const T), options(nostack, preserves_flags, readonly));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
 /// Starts loading every cache line of `value` (a model's row whose fields an event reads all
 /// over it, such as a NIC).
 #[inline]

@@ -71,6 +71,13 @@ impl<T: Copy + Default> Ring<T> {
         (i < self.len).then(|| &self.buf[(self.head + i) & (self.buf.len() - 1)])
     }
 
+    /// The slot the next `push_back` writes, with the value it held, if the ring has room: for
+    /// warming that write ahead (`prefetch::prefetch_write`).
+    #[inline]
+    pub fn next_slot(&self) -> Option<&T> {
+        (self.len < self.buf.len()).then(|| &self.buf[(self.head + self.len) & (self.buf.len() - 1)])
+    }
+
     /// The value at the back, if any.
     pub fn back(&self) -> Option<&T> {
         (self.len > 0).then(|| &self.buf[(self.head + self.len - 1) & (self.buf.len() - 1)])
@@ -134,5 +141,27 @@ mod tests {
             assert_eq!(ring.pop_front(), Some(v));
         }
         assert_eq!((ring.pop_front(), ring.front(), ring.len()), (None, None, 0));
+    }
+
+    #[test]
+    fn the_next_slot_is_where_the_next_push_lands_and_none_when_full() {
+        // Warming writes into `next_slot`: it must be the slot `push_back` fills, wrapped or not,
+        // and there must be none when the push would grow the ring (a new buffer).
+        let mut ring = Ring::<u64>::default();
+        for round in 0..300u64 {
+            match ring.next_slot().map(|s| s as *const u64) {
+                Some(slot) => {
+                    ring.push_back(round);
+                    assert_eq!(ring.back().map(|b| b as *const u64), Some(slot), "round {round}");
+                }
+                None => {
+                    assert_eq!(ring.len(), ring.buf.len(), "no slot only when full");
+                    ring.push_back(round);
+                }
+            }
+            if round % 3 == 0 {
+                ring.pop_front();
+            }
+        }
     }
 }

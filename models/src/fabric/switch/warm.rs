@@ -25,7 +25,8 @@ impl Switch {
     }
 
     /// `pkt`'s arrival on `in_port`, `ahead` steps before it: its route's table entry (3), then
-    /// its egress port, outgoing wire and ingress port (2), then the outgoing wire's channel (1).
+    /// its egress port, outgoing wire, the wire's channel and the ingress port (2), then the
+    /// channel's slot the packet will be written into (1).
     #[inline]
     pub(crate) fn warm_arrival(&self, fabric: &FabricIndex, q: &EventQueue, in_port: u16, pkt: &Packet, ahead: usize) {
         // A PFC frame is addressed to this switch and takes no route.
@@ -45,17 +46,18 @@ impl Switch {
             }
             if let Some(wire) = self.wires.get(out as usize) {
                 wire.warm();
+                wire.prefetch_channel(q);
             }
             if let Some(ingress) = self.ingress.get(in_port as usize) {
                 prefetch(ingress);
             }
         } else if let Some(wire) = self.wires.get(out as usize) {
-            wire.prefetch_channel(q);
+            wire.warm_channel_tail(q);
         }
     }
 
-    /// A send on `port`, `ahead` steps before it: the port and its wire (2), then the head of
-    /// the queue it will serve and the wire's channel (1).
+    /// A send on `port`, `ahead` steps before it: the port, its wire and the wire's channel (2),
+    /// then the head of the queue it will serve and the channel's slot it will be written into (1).
     #[inline]
     pub(crate) fn warm_tx(&self, q: &EventQueue, port: u16, ahead: usize) {
         let (Some(p), Some(wire)) = (self.egress.get(port as usize), self.wires.get(port as usize)) else {
@@ -64,6 +66,7 @@ impl Switch {
         if ahead >= 2 {
             prefetch(&p.nonempty);
             wire.warm();
+            wire.prefetch_channel(q);
             return;
         }
         let e = p.eligible();
@@ -72,6 +75,6 @@ impl Switch {
         {
             prefetch(head);
         }
-        wire.prefetch_channel(q);
+        wire.warm_channel_tail(q);
     }
 }
