@@ -36,8 +36,8 @@ pub trait Handler: Send + 'static {
     fn prefetch(&self, _queue: &EventQueue, _event: &SimEvent, _ahead: usize) {}
 
     /// `prefetch` at one step: the loop calls these, one per step, so that each is compiled
-    /// with its step as a constant and a handler's branches on `ahead` fold away (they were a
-    /// large share of a large fabric's mispredicted branches). Not for overriding.
+    /// with its step as a constant and a handler's branches on `ahead` fold away. Not for
+    /// overriding: implement `prefetch`.
     #[doc(hidden)]
     #[inline]
     fn prefetch_5(&self, queue: &EventQueue, event: &SimEvent) {
@@ -90,7 +90,7 @@ pub const fn warm_at(steps: &[usize]) -> u8 {
 pub const AHEAD: usize = 5;
 
 // `warm_steps` gives a bit per step in a `u8`; the loop calls one `prefetch_N` per step.
-const _: () = assert!(AHEAD < 8 && AHEAD == 5);
+const _: () = assert!(AHEAD == 5);
 
 impl<F> Handler for F
 where

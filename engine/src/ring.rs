@@ -145,8 +145,8 @@ mod tests {
 
     #[test]
     fn the_next_slot_is_where_the_next_push_lands_and_none_when_full() {
-        // Warming writes into `next_slot`: it must be the slot `push_back` fills, wrapped or not,
-        // and there must be none when the push would grow the ring (a new buffer).
+        // Warming prefetches `next_slot` to be written: it must be the slot `push_back` fills,
+        // wrapped or not, and there must be none when the push would grow the ring (a new buffer).
         let mut ring = Ring::<u64>::default();
         for round in 0..300u64 {
             match ring.next_slot().map(|s| s as *const u64) {

@@ -485,7 +485,8 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
     }
 
     /// An arrival is warmed at every step, a port's send at 5 (the switch) and 2 and 1 (the
-    /// port, its wire, the head it will serve); a PFC frame's send is not warmed.
+    /// port, its wire and channel, the head it will serve, the channel's slot it will write); a
+    /// PFC frame's send is not warmed.
     fn warm_steps(&mut self, world: &mut World, kind: EventKind) -> u8 {
         let kinds = &self.state.get_or_insert_with(|| FabricState::new(world)).fabric.kinds;
         if kind == kinds.arrive {
