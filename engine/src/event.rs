@@ -363,13 +363,16 @@ impl EventQueue {
     }
 
     /// Adds a channel of `key`'s type whose head is announced by an event of `kind` at `target`
-    /// from `source`; returns its number (0, 1, ... per type).
+    /// with `data`, from `source`; returns its number (0, 1, ... per type). The data word is the
+    /// channel's own (where its values arrive, say): its handler reads it from the event, not
+    /// from a table.
     pub fn add_channel<T: Copy + Default + 'static>(
         &mut self,
         key: ChannelKey<T>,
         source: SourceId,
         kind: EventKind,
         target: u32,
+        data: u64,
     ) -> u32 {
         let len = self.channels.push(
             key,
@@ -379,6 +382,7 @@ impl EventQueue {
                 source,
                 kind,
                 target,
+                data,
             },
         );
         (len - 1) as u32
@@ -399,15 +403,15 @@ impl EventQueue {
         c.fifo.push_back((at, value));
         if !c.pending {
             c.pending = true;
-            let (source, kind, target) = (c.source, c.kind, c.target);
-            self.schedule_first(at, source, kind, target);
+            let (source, kind, target, data) = (c.source, c.kind, c.target, c.data);
+            self.schedule_first(at, source, kind, target, data);
         }
     }
 
     /// The event of a channel that was empty.
     #[inline(never)]
-    fn schedule_first(&mut self, at: SimTime, source: SourceId, kind: EventKind, target: u32) {
-        self.schedule(at, source, kind, target, 0);
+    fn schedule_first(&mut self, at: SimTime, source: SourceId, kind: EventKind, target: u32, data: u64) {
+        self.schedule(at, source, kind, target, data);
     }
 
     /// Takes the head of channel `chan`, whose event is being handled, and schedules the event
@@ -419,8 +423,8 @@ impl EventQueue {
         debug_assert_eq!(at, self.now);
         match c.fifo.front() {
             Some(&(next, _)) => {
-                let (source, kind, target) = (c.source, c.kind, c.target);
-                self.schedule_inline(next, source, kind, target, 0);
+                let (source, kind, target, data) = (c.source, c.kind, c.target, c.data);
+                self.schedule_inline(next, source, kind, target, data);
             }
             None => c.pending = false,
         }
@@ -652,8 +656,8 @@ mod tests {
         let mut q = EventQueue::new();
         let key = q.add_channel_type::<u32>();
         let (a, b) = (q.add_source(), q.add_source());
-        assert_eq!(q.add_channel(key, a, EventKind(3), 10), 0);
-        assert_eq!(q.add_channel(key, b, EventKind(4), 20), 1);
+        assert_eq!(q.add_channel(key, a, EventKind(3), 10, 7), 0);
+        assert_eq!(q.add_channel(key, b, EventKind(4), 20, 8), 1);
         for (chan, t, v) in [(0, 5, 1), (1, 6, 100), (0, 7, 2), (0, 7, 3), (1, 9, 101)] {
             q.send(key, chan, SimTime(t), v);
         }
@@ -662,6 +666,7 @@ mod tests {
         while let Some(ev) = q.pop_before(SimTime::MAX) {
             let chan = (ev.kind.0 - 3) as u32;
             assert_eq!(ev.target, 10 * (chan + 1));
+            assert_eq!(ev.data, 7 + u64::from(chan), "each event carries its channel's word");
             got.push((ev.time.0, q.receive(key, chan)));
             assert!(q.pending() <= 2);
         }
@@ -679,8 +684,8 @@ mod tests {
         let words = q.add_channel_type::<(u32, u32)>();
         let s = q.add_source();
         for i in 0..40u32 {
-            let chan = q.add_channel(key, s, EventKind(0), i);
-            let pair = q.add_channel(words, s, EventKind(1), i);
+            let chan = q.add_channel(key, s, EventKind(0), i, 0);
+            let pair = q.add_channel(words, s, EventKind(1), i, 0);
             assert_eq!((chan, pair), (i, i));
             q.send(key, chan, SimTime(u64::from(i) * 10), u64::from(i) * 7);
             q.send(words, pair, SimTime(u64::from(i) * 10 + 5), (i, i + 1));
@@ -709,7 +714,7 @@ mod tests {
     fn a_key_of_a_type_the_queue_has_not_registered_adds_no_channel() {
         let (mut q, key) = queue_and_foreign_key();
         let s = q.add_source();
-        q.add_channel(key, s, EventKind(0), 0);
+        q.add_channel(key, s, EventKind(0), 0, 0);
     }
 
     #[test]

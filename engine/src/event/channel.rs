@@ -40,6 +40,8 @@ pub(super) struct Channel<T> {
     pub source: SourceId,
     pub kind: EventKind,
     pub target: u32,
+    /// The data word of every event the channel schedules (`EventQueue::add_channel`).
+    pub data: u64,
 }
 
 /// The most channel value types one process may register (the fabric registers one, packets);

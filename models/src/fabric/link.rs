@@ -76,6 +76,20 @@ impl std::ops::SubAssign for Tally {
     }
 }
 
+/// The data word of a direction's arrival events: the node and port it arrives at, so that the
+/// handler of an arrival reads them from the event, not from a table indexed by direction (at
+/// `k: 32`, one cache line fewer per hop).
+#[inline]
+pub fn arrival_word(node: u32, port: u16) -> u64 {
+    u64::from(node) << 16 | u64::from(port)
+}
+
+/// The node and port an arrival event's data word (`arrival_word`) names.
+#[inline]
+pub fn arrival_at(data: u64) -> (u32, u16) {
+    ((data >> 16) as u32, data as u16)
+}
+
 impl LinkDirection {
     /// Starts loading the fields a launch touches, which span several cache lines (warming a
     /// launch: `Handler::prefetch`).
@@ -119,7 +133,7 @@ impl LinkDirection {
         channel: ChannelKey<Packet>,
     ) -> Self {
         let source = q.add_source();
-        let chan = q.add_channel(channel, source, arrive, id);
+        let chan = q.add_channel(channel, source, arrive, id, arrival_word(to.0, to.1));
         assert_eq!(chan, id, "link directions are built in id order");
         // Arrivals are scheduled about a delay ahead (plus serialization and any wait for the
         // serializer): keep them out of the queue's far heap, which is for timers.

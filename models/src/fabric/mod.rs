@@ -393,8 +393,9 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
             {
                 return;
             }
-            // The packet waits in the direction's channel: no lookup of the direction's entity.
-            let (to_node, to_port) = fabric.dir_to[ev.target as usize];
+            // The packet waits in the direction's channel, and where it arrives is the event's
+            // word: no lookup of the direction's entity nor of a table.
+            let (to_node, to_port) = link::arrival_at(ev.data);
             match st
                 .switches
                 .held_rows()
@@ -442,8 +443,7 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
         }
     }
 
-    /// Warms a packet's arrival at a switch: five steps ahead its channel and where the channel
-    /// leads, four steps ahead the channel's head and the switch, then the switch model's own
+    /// Warms a packet's arrival at a switch: five steps ahead its channel, four steps ahead the channel's head and the switch, then the switch model's own
     /// steps; a port's send likewise (`SwitchModel::warm_*`).
     #[inline]
     fn prefetch(&self, q: &EventQueue, ev: &SimEvent, ahead: usize) {
@@ -451,17 +451,11 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
         let fabric = &*st.fabric;
         let num_hosts = fabric.topology.num_hosts;
         if ev.kind == fabric.kinds.arrive {
-            let t = ev.target as usize;
             if ahead >= 5 {
                 q.prefetch_channel(fabric.kinds.packet, ev.target);
-                if let Some(to) = fabric.dir_to.get(t) {
-                    engine::prefetch::prefetch(to);
-                }
                 return;
             }
-            let Some(&(to_node, to_port)) = fabric.dir_to.get(t) else {
-                return;
-            };
+            let (to_node, to_port) = link::arrival_at(ev.data);
             let Some(sw) = st.switches.held_ref().get((to_node as usize).wrapping_sub(num_hosts)) else {
                 return;
             };

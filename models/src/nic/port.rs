@@ -2,10 +2,10 @@
 //! fabric builds and lends to the NIC's handler, and the arrival step every NIC runs on the
 //! packets reaching its host.
 
+use crate::fabric::FabricKinds;
 use crate::fabric::conservation::Delivered;
 use crate::fabric::faults::{FaultPart, FaultState, HostFaults};
-use crate::fabric::link::{LinkDirection, Tally};
-use crate::fabric::{Fabric, FabricKinds};
+use crate::fabric::link::{LinkDirection, Tally, arrival_at};
 use crate::packet::{Packet, PacketKind};
 use crate::pcie::PcieLink;
 use bevy_ecs::prelude::*;
@@ -28,8 +28,6 @@ pub struct HostPort {
 /// the faults injected on links into hosts, so every NIC gets both without knowing of them.
 pub struct HostIngress {
     channel: ChannelKey<Packet>,
-    /// The host each link direction id arrives at (`u32::MAX` for a switch).
-    host_of: Vec<u32>,
     delivered: [Tally; 8],
     /// Faults on links into hosts; `None` without (one predictable branch per arrival).
     faults: Option<Box<FaultState>>,
@@ -38,33 +36,23 @@ pub struct HostIngress {
 impl HostIngress {
     /// Built by the NIC's handler at its first event, once the fabric is built.
     pub fn new(world: &mut World) -> Self {
-        let fabric = world.resource::<Fabric>().0.clone();
-        let num_hosts = fabric.num_hosts() as u32;
-        let host_of = fabric
-            .dir_to
-            .iter()
-            .map(|&(node, _)| if node < num_hosts { node } else { u32::MAX })
-            .collect();
         HostIngress {
             channel: world.resource::<FabricKinds>().packet,
-            host_of,
             delivered: Default::default(),
             faults: world.remove_resource::<HostFaults>().and_then(|f| f.0).map(Box::new),
         }
     }
 
     /// Warming an arrival `ahead` events before it (`engine::dispatch::Handler::prefetch`): the
-    /// link direction's channel and host (5 and more), then the channel's head (4); returns the
-    /// host the packet reaches, and from 4 down its packet, for the NIC's own warming.
+    /// link direction's channel (5 and more), then the channel's head (4); returns the host the
+    /// packet reaches, and from 4 down its packet, for the NIC's own warming.
     #[inline]
     pub fn warm<'q>(&self, q: &'q EventQueue, ev: &SimEvent, ahead: usize) -> Option<(u32, Option<&'q Packet>)> {
-        let dir = ev.target as usize;
         if ahead >= 5 {
             q.prefetch_channel(self.channel, ev.target);
-            engine::prefetch::prefetch(self.host_of.get(dir)?);
             return None;
         }
-        let host = *self.host_of.get(dir)?;
+        let host = arrival_at(ev.data).0;
         if ahead == 4 {
             q.warm_channel(self.channel, ev.target);
             return Some((host, None));
@@ -85,7 +73,7 @@ impl HostIngress {
         if pkt.kind == PacketKind::Data {
             self.delivered[(pkt.class & 7) as usize].add(pkt.bytes as u64);
         }
-        Some((self.host_of[ev.target as usize], pkt))
+        Some((arrival_at(ev.data).0, pkt))
     }
 
     /// Publishes the counts (call it from the handler's `pause`).
