@@ -443,8 +443,9 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
         }
     }
 
-    /// Warms a packet's arrival at a switch: five steps ahead its channel, four steps ahead the channel's head and the switch, then the switch model's own
-    /// steps; a port's send likewise (`SwitchModel::warm_*`).
+    /// Warms a packet's arrival at a switch: five steps ahead its channel, four steps ahead the
+    /// channel's head and the switch, then the switch model's own steps; a port's send likewise
+    /// (`SwitchModel::warm_*`).
     #[inline]
     fn prefetch(&self, q: &EventQueue, ev: &SimEvent, ahead: usize) {
         let Some(st) = self.state.as_ref() else { return };
