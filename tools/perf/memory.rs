@@ -92,7 +92,7 @@ fn main() {
         let buf = Buf::new(kib << 10);
         let start = buf.link_randomly(0x9E37_79B9_7F4A_7C15);
         let lines = (kib << 10) / LINE;
-        chase(start, lines, 1, lines.min(1 << 20)); // touch every line once
+        chase(start, lines, 1, lines.min(1 << 20)); // a first pass, to warm what fits
         println!(
             "  {:>7} KiB: {:6.1} ns per load",
             kib,
@@ -103,7 +103,7 @@ fn main() {
     let buf = Buf::new(256 << 20);
     let start = buf.link_randomly(0x2545_F491_4F6C_DD1D);
     let lines = (256 << 20) / LINE;
-    chase(start, lines, 1, lines); // touch every line once
+    chase(start, lines, 1, lines); // a first pass over every line
     for k in [1, 2, 4, 8, 12, 16, 24, 32] {
         println!(
             "  K = {:>2}: {:6.1} ns per load",

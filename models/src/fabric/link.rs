@@ -244,6 +244,47 @@ mod tests {
     }
 
     #[test]
+    fn each_arrival_names_the_node_and_port_it_reaches() {
+        // Handlers take where a packet arrives from its event's word, not from a table: every
+        // arrival, the first of an idle direction and each next head, must name the far end, up
+        // to the largest node and port numbers.
+        let mut q = EventQueue::new();
+        let key = q.add_channel_type::<Packet>();
+        let ends = [(1, 0), (70_000, 3), (u32::MAX, u16::MAX)];
+        let mut dirs: Vec<LinkDirection> = (0..3u32)
+            .map(|id| {
+                LinkDirection::new(
+                    &mut q,
+                    id,
+                    (9, 1),
+                    ends[id as usize],
+                    Rate::gbps(400),
+                    SimTime(1000),
+                    EventKind(0),
+                    key,
+                )
+            })
+            .collect();
+        for d in &mut dirs {
+            for _ in 0..2 {
+                d.launch(&mut q, SimTime::ZERO, Packet::default());
+            }
+        }
+        let mut seen = 0;
+        while let Some(ev) = q.pop_before(SimTime::MAX) {
+            assert_eq!(
+                arrival_at(ev.data),
+                ends[ev.target as usize],
+                "arrival on {}",
+                ev.target
+            );
+            q.receive(key, ev.target);
+            seen += 1;
+        }
+        assert_eq!(seen, 6);
+    }
+
+    #[test]
     fn a_long_link_keeps_its_arrivals_in_the_main_heap() {
         // 20 us is past the queue's default far horizon (16.8 us); the link raises it.
         let mut q = EventQueue::new();
