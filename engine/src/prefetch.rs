@@ -27,8 +27,15 @@ pub fn prefetch_write<T>(value: &T) {
 /// over it, such as a NIC).
 #[inline]
 pub fn prefetch_lines<T>(value: &T) {
+    prefetch_head(value, std::mem::size_of::<T>());
+}
+
+/// Starts loading the cache lines of `value`'s first `bytes` bytes (a row's head, the fields
+/// every event reads, without the parts only some events read).
+#[inline]
+pub fn prefetch_head<T>(value: &T, bytes: usize) {
     let start = (value as *const T).cast::<u8>();
-    let lines = (start as usize % 64 + std::mem::size_of::<T>()).div_ceil(64);
+    let lines = (start as usize % 64 + bytes.min(std::mem::size_of::<T>())).div_ceil(64);
     for i in 0..lines {
         prefetch_at(start.wrapping_add(i * 64));
     }

@@ -67,14 +67,18 @@ fn state(nic: &RoceNic, q: &Qp) -> String {
             let _ = write!(
                 s,
                 ", fetch_blocked {}, class {} paused {}, transmit pool {}/{} B",
-                q.fetch_blocked, c, nic.paused[c], nic.egress_used[c], nic.egress_cap[c]
+                q.fetch_blocked, c, nic.class[c].paused, nic.class[c].egress_used, nic.class[c].egress_cap
             );
         }
         QpRole::Responder => {
             let _ = write!(
                 s,
                 "expected PSN {}, NAK sent {}, receive pool {}/{} B, paused upstream {}",
-                q.expected_psn, q.nak_sent, nic.ingress_used[c], nic.ingress_cap[c], nic.upstream_paused[c]
+                q.expected_psn,
+                q.nak_sent,
+                nic.class[c].ingress_used,
+                nic.class[c].ingress_cap,
+                nic.class[c].upstream_paused
             );
         }
     }

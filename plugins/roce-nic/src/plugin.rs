@@ -287,7 +287,8 @@ impl Handler for RoceHandler {
     }
 
     /// Warming (on large fabrics): an arrival's channel and packet (`HostIngress::warm`), the
-    /// host's NIC and port four steps ahead, the packet's queue pair three steps ahead.
+    /// NIC's head and the host's port four steps ahead, the packet's class and queue pair three
+    /// steps ahead. Not the whole row: a class's lines only for a class the event touches.
     #[inline]
     fn prefetch(&self, q: &EventQueue, ev: &SimEvent, ahead: usize) {
         let Some(st) = &self.st else { return };
@@ -302,28 +303,39 @@ impl Handler for RoceHandler {
         let Some((nic, port)) = st.hosts.held_ref().get(host as usize) else {
             return;
         };
-        match ahead {
-            4 => {
-                engine::prefetch::prefetch_lines(nic);
+        match (ahead, pkt) {
+            (4, _) => {
+                nic.warm_head();
                 engine::prefetch::prefetch_lines(port);
             }
-            3 => {
-                if let Some(qp) = pkt.and_then(|p| nic.qps.get(p.qp as usize)) {
+            (3, Some(p)) => {
+                nic.warm_class(p.class);
+                if let Some(qp) = nic.qps.get(p.qp as usize) {
                     engine::prefetch::prefetch_lines(qp);
+                }
+            }
+            // The NIC's own event: the classes with queue pairs to serve (the head, loaded a
+            // step earlier, says which).
+            (3, None) => {
+                let mut classes = nic.rr_mask;
+                while classes != 0 {
+                    nic.warm_class(classes.trailing_zeros() as u8);
+                    classes &= classes - 1;
                 }
             }
             _ => {}
         }
     }
 
-    /// An arrival is warmed at 5 and 4 (`HostIngress::warm`, the NIC's rows) and 3 (the queue
-    /// pair); the NIC's own events at 4 (its rows).
+    /// An arrival is warmed at 5 and 4 (`HostIngress::warm`, the NIC's head and port) and 3
+    /// (the packet's class and queue pair); the NIC's own events at 4 (its head and port) and 3
+    /// (the classes it serves).
     fn warm_steps(&mut self, world: &mut World, kind: EventKind) -> u8 {
         let st = self.st.get_or_insert_with(|| HandlerState::new(world));
         if kind == st.to_host {
             engine::dispatch::warm_at(&[5, 4, 3])
         } else {
-            engine::dispatch::warm_at(&[4])
+            engine::dispatch::warm_at(&[4, 3])
         }
     }
 

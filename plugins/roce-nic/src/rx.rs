@@ -70,10 +70,10 @@ impl Parts<'_> {
             PacketKind::Pfc => {
                 let c = pkt.class as usize & 7;
                 if pkt.aux == 1 {
-                    self.nic.paused[c] = true;
+                    self.nic.class[c].paused = true;
                     self.nic.counters.pfc_pause_received += 1;
                 } else {
-                    self.nic.paused[c] = false;
+                    self.nic.class[c].paused = false;
                     self.nic.counters.pfc_resume_received += 1;
                     self.pump(q, ctx);
                 }
@@ -177,20 +177,20 @@ impl Parts<'_> {
         let c = pkt.class as usize & 7;
         self.drain_writes(now, c);
         let held = pkt.bytes as u64;
-        if self.nic.ingress_used[c] + held > self.nic.ingress_cap[c] {
+        if self.nic.class[c].ingress_used + held > self.nic.class[c].ingress_cap {
             // Only when PFC could not hold the sender back; go-back-N recovers it.
             self.nic.counters.ingress_drops += 1;
             self.trace(TracePoint::PacketDropped, now, Some(pkt), None);
             return false;
         }
-        self.nic.ingress_used[c] += held;
+        self.nic.class[c].ingress_used += held;
         let peak = &mut self.nic.counters.ingress_peak[c];
-        *peak = (*peak).max(self.nic.ingress_used[c]);
+        *peak = (*peak).max(self.nic.class[c].ingress_used);
         let mut done = self.pcie.dma_write(&ctx.cfg.Pcie, now, pkt.payload as u64);
         if let Some(d) = self.nic.slow_drain.as_mut() {
             done = d.leave(now, done, held);
         }
-        self.nic.writes[c].push_back((done, held));
+        self.nic.class[c].writes.push_back((done, held));
         self.nic.counters.data_packets_received += 1;
         self.nic.counters.payload_bytes_received += pkt.payload as u64;
         let every = ctx.cfg.AckEveryPackets;
@@ -208,13 +208,13 @@ impl Parts<'_> {
             ack.aux = self.echo(ctx, pkt.qp);
             self.send_ctrl(q, ctx, ack, false);
         }
-        if self.nic.ingress_used[c] > self.nic.xoff[c] && !self.nic.upstream_paused[c] {
-            self.nic.upstream_paused[c] = true;
+        if self.nic.class[c].ingress_used > self.nic.class[c].xoff && !self.nic.class[c].upstream_paused {
+            self.nic.class[c].upstream_paused = true;
             self.nic.counters.pfc_pause_sent += 1;
             let frame = self.pfc_frame(c, true);
             self.send_ctrl(q, ctx, frame, true);
         }
-        if self.nic.upstream_paused[c] {
+        if self.nic.class[c].upstream_paused {
             self.arm_resume(q, ctx, c);
         }
         acked
@@ -303,28 +303,28 @@ impl Parts<'_> {
 
     /// Frees the receive pool of writes to host memory that are done by `now`.
     fn drain_writes(&mut self, now: SimTime, c: usize) {
-        while let Some(&(done, bytes)) = self.nic.writes[c].front() {
+        while let Some(&(done, bytes)) = self.nic.class[c].writes.front() {
             if done > now {
                 break;
             }
-            self.nic.writes[c].pop_front();
-            self.nic.ingress_used[c] -= bytes;
+            self.nic.class[c].writes.pop_front();
+            self.nic.class[c].ingress_used -= bytes;
         }
     }
 
     /// Schedules the check for RESUME at the time the pending writes bring class `c` to XON.
     fn arm_resume(&mut self, q: &mut EventQueue, ctx: &Ctx, c: usize) {
-        let mut used = self.nic.ingress_used[c];
+        let mut used = self.nic.class[c].ingress_used;
         let mut at = q.now();
-        for &(done, bytes) in self.nic.writes[c].iter() {
-            if used <= self.nic.xon[c] {
+        for &(done, bytes) in self.nic.class[c].writes.iter() {
+            if used <= self.nic.class[c].xon {
                 break;
             }
             used -= bytes;
             at = done;
         }
-        if at < self.nic.resume_timer[c] {
-            self.nic.resume_timer[c] = at;
+        if at < self.nic.class[c].resume_timer {
+            self.nic.class[c].resume_timer = at;
             q.schedule(at, self.nic.source, ctx.resume, self.nic.host, c as u64);
         }
     }
@@ -332,15 +332,15 @@ impl Parts<'_> {
     /// `roce.resume`: send RESUME if class `c`'s pool is down to XON, else look again later.
     pub fn on_resume_check(&mut self, q: &mut EventQueue, ctx: &Ctx, c: usize) {
         let now = q.now();
-        if self.nic.resume_timer[c] == now {
-            self.nic.resume_timer[c] = SimTime::MAX;
+        if self.nic.class[c].resume_timer == now {
+            self.nic.class[c].resume_timer = SimTime::MAX;
         }
-        if !self.nic.upstream_paused[c] {
+        if !self.nic.class[c].upstream_paused {
             return;
         }
         self.drain_writes(now, c);
-        if self.nic.ingress_used[c] <= self.nic.xon[c] {
-            self.nic.upstream_paused[c] = false;
+        if self.nic.class[c].ingress_used <= self.nic.class[c].xon {
+            self.nic.class[c].upstream_paused = false;
             self.nic.counters.pfc_resume_sent += 1;
             let frame = self.pfc_frame(c, false);
             self.send_ctrl(q, ctx, frame, true);
@@ -386,7 +386,7 @@ impl Parts<'_> {
         if a.fetched > a.sent {
             let c = qp.class as usize;
             let held: u64 = (a.sent..a.fetched).map(|i| ctx.payload_of(a.bytes, i)).sum();
-            self.nic.egress_used[c] -= held;
+            self.nic.class[c].egress_used -= held;
             self.release_pool(ctx, now, c);
         }
         a.times.last_rx = pkt.sent_at;

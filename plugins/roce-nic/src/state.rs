@@ -200,8 +200,10 @@ pub struct NicCounters {
     pub egress_peak: [u64; 8],
 }
 
-/// The NIC of one host: row `host` of `Store<RoceNic>`.
+/// The NIC of one host: row `host` of `Store<RoceNic>`. In declared order (`repr(C)`): the
+/// per-class part last, after the head every event reads (`warm_head`).
 #[derive(Debug)]
+#[repr(C)]
 pub struct RoceNic {
     /// The host whose NIC this is: its row in `Store<RoceNic>`.
     pub host: u32,
@@ -217,42 +219,52 @@ pub struct RoceNic {
     pub initiator_qpn: std::collections::HashMap<u32, u32>,
     /// Frames sent ahead of data: PFC, ACK/NAK, connection setup.
     pub ctrl: VecDeque<Packet>,
-    /// Queue pairs of each class with something to send, served round-robin per packet. Changed
-    /// only through `rr_push` and `rr_pop`, which keep `rr_mask`.
-    pub(crate) rr: [Ring<u32>; 8],
-    /// Bit c: `rr[c]` is not empty (the scheduler visits only those classes).
+    /// Bit c: class `c`'s round robin is not empty (the scheduler visits only those classes).
     pub(crate) rr_mask: u8,
-    /// Queue pairs of each class waiting for room in the transmit pool.
-    pub fetch_waiters: [Ring<u32>; 8],
-    /// Classes the switch has paused on our port.
-    pub paused: [bool; 8],
-    /// Each class's transmit pool, in bytes (0: no pool).
-    pub egress_cap: [u64; 8],
-    /// Payload bytes each transmit pool holds: fetched, or being fetched, and not yet sent.
-    pub egress_used: [u64; 8],
-    /// Each class's receive pool, in bytes (0: no pool).
-    pub ingress_cap: [u64; 8],
-    /// Wire bytes each receive pool holds until their payload's write to host memory is done.
-    pub ingress_used: [u64; 8],
-    /// Receive pool occupancy in bytes above which the NIC sends PAUSE for the class
-    /// (`PfcXoffFraction` of the pool).
-    pub xoff: [u64; 8],
-    /// Occupancy in bytes at or below which it sends RESUME (`PfcXonFraction` of the pool).
-    pub xon: [u64; 8],
-    /// Payload writes to host memory in flight per class: (done at, bytes held).
-    pub writes: [Ring<(SimTime, u64)>; 8],
-    /// Classes this NIC has paused upstream: PAUSE sent, RESUME not yet.
-    pub upstream_paused: [bool; 8],
     /// Earliest pending transmit wake-up (`SimTime::MAX`: none).
     pub tx_timer: SimTime,
-    /// When each class's pending `roce.resume` check fires (`SimTime::MAX`: none).
-    pub resume_timer: [SimTime; 8],
     /// The recording window, [start, end).
     pub window: (SimTime, SimTime),
     /// What it counted.
     pub counters: NicCounters,
     /// A slow receiver (an injected fault): the receive pool drains no faster than this.
     pub slow_drain: Option<SlowDrain>,
+    /// Each traffic class's pools, PFC state and queues: last, after the row's head.
+    pub class: [NicClass; 8],
+}
+
+/// One traffic class of a NIC: its two pools, its PFC state and its queues, together. A packet's
+/// work reads and writes one class, and on a large fabric each of its lines is a miss: three
+/// lines, where one array per field put it on twelve.
+#[derive(Debug, Default)]
+#[repr(C, align(64))]
+pub struct NicClass {
+    /// The transmit pool, in bytes (0: no pool).
+    pub egress_cap: u64,
+    /// Payload bytes the transmit pool holds: fetched, or being fetched, and not yet sent.
+    pub egress_used: u64,
+    /// The receive pool, in bytes (0: no pool).
+    pub ingress_cap: u64,
+    /// Wire bytes the receive pool holds until their payload's write to host memory is done.
+    pub ingress_used: u64,
+    /// Receive pool occupancy in bytes above which the NIC sends PAUSE (`PfcXoffFraction` of
+    /// the pool).
+    pub xoff: u64,
+    /// Occupancy in bytes at or below which it sends RESUME (`PfcXonFraction` of the pool).
+    pub xon: u64,
+    /// When the pending `roce.resume` check fires (`SimTime::MAX`: none).
+    pub resume_timer: SimTime,
+    /// The switch has paused this class on our port.
+    pub paused: bool,
+    /// This NIC has paused the class upstream: PAUSE sent, RESUME not yet.
+    pub upstream_paused: bool,
+    /// Queue pairs with something to send, served round-robin per packet. Changed only through
+    /// `RoceNic::rr_push` and `rr_pop`, which keep `RoceNic::rr_mask`.
+    pub(crate) rr: Ring<u32>,
+    /// Queue pairs waiting for room in the transmit pool.
+    pub fetch_waiters: Ring<u32>,
+    /// Payload writes to host memory in flight: (done at, bytes held).
+    pub writes: Ring<(SimTime, u64)>,
 }
 
 /// A receive pool drained at a fixed rate: each packet leaves the pool when its host-memory
@@ -278,6 +290,7 @@ impl RoceNic {
     /// from `cfg`.
     pub fn new(host: u32, source: SourceId, cfg: &RoceNicConfig) -> Self {
         let ingress = cfg.IngressBufferManager.as_buffer().pools();
+        let egress = cfg.EgressBufferManager.pools();
         RoceNic {
             host,
             source,
@@ -285,24 +298,33 @@ impl RoceNic {
             qps: Vec::new(),
             initiator_qpn: std::collections::HashMap::new(),
             ctrl: VecDeque::new(),
-            rr: Default::default(),
             rr_mask: 0,
-            fetch_waiters: Default::default(),
-            paused: [false; 8],
-            egress_cap: cfg.EgressBufferManager.pools(),
-            egress_used: [0; 8],
-            ingress_cap: ingress,
-            ingress_used: [0; 8],
-            xoff: ingress.map(|p| (p as f64 * cfg.IngressBufferManager.PfcXoffFraction) as u64),
-            xon: ingress.map(|p| (p as f64 * cfg.IngressBufferManager.PfcXonFraction) as u64),
-            writes: Default::default(),
-            upstream_paused: [false; 8],
             tx_timer: SimTime::MAX,
-            resume_timer: [SimTime::MAX; 8],
             window: (SimTime::ZERO, SimTime::MAX),
             counters: NicCounters::default(),
             slow_drain: None,
+            class: std::array::from_fn(|c| NicClass {
+                egress_cap: egress[c],
+                ingress_cap: ingress[c],
+                xoff: (ingress[c] as f64 * cfg.IngressBufferManager.PfcXoffFraction) as u64,
+                xon: (ingress[c] as f64 * cfg.IngressBufferManager.PfcXonFraction) as u64,
+                resume_timer: SimTime::MAX,
+                ..Default::default()
+            }),
         }
+    }
+
+    /// Starts loading the row's head, the fields before `class` (warming an event at this NIC;
+    /// `warm_class` then loads the classes it touches).
+    #[inline]
+    pub fn warm_head(&self) {
+        engine::prefetch::prefetch_head(self, std::mem::offset_of!(RoceNic, class));
+    }
+
+    /// Starts loading class `c`'s lines.
+    #[inline]
+    pub fn warm_class(&self, c: u8) {
+        engine::prefetch::prefetch_lines(&self.class[(c & 7) as usize]);
     }
 
     /// Is there anything the port could send (now or once fetched or resumed)?
@@ -313,15 +335,15 @@ impl RoceNic {
     /// Puts queue pair `qpn` at the back of class `c`'s round robin.
     #[inline]
     pub(crate) fn rr_push(&mut self, c: usize, qpn: u32) {
-        self.rr[c].push_back(qpn);
+        self.class[c].rr.push_back(qpn);
         self.rr_mask |= 1 << c;
     }
 
     /// Takes the queue pair at the front of class `c`'s round robin.
     #[inline]
     pub(crate) fn rr_pop(&mut self, c: usize) -> Option<u32> {
-        let qpn = self.rr[c].pop_front();
-        if self.rr[c].is_empty() {
+        let qpn = self.class[c].rr.pop_front();
+        if self.class[c].rr.is_empty() {
             self.rr_mask &= !(1 << c);
         }
         qpn
@@ -349,5 +371,44 @@ impl RoceNic {
             let active = qp.active.as_ref().map(|a| (a.wqe, a.times));
             active.into_iter().chain(qp.waiting.iter().map(|w| (w.wqe, w.times)))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_class_fills_three_lines_after_the_rows_head() {
+        // The warming loads the head and one class's lines (`warm_head`, `warm_class`): the
+        // class must be on lines of its own, and the head all that comes before the classes.
+        assert_eq!(std::mem::align_of::<NicClass>(), 64);
+        assert_eq!(std::mem::size_of::<NicClass>(), 3 * 64);
+        let head = std::mem::offset_of!(RoceNic, class);
+        assert_eq!(
+            head + 8 * 3 * 64,
+            std::mem::size_of::<RoceNic>(),
+            "the classes end the row"
+        );
+        assert!(head <= 8 * 64, "a head of {head} bytes");
+    }
+
+    #[test]
+    fn each_class_starts_with_its_pools_and_thresholds() {
+        let mut cfg = RoceNicConfig::default();
+        cfg.IngressBufferManager.PfcXoffFraction = 0.5;
+        cfg.IngressBufferManager.PfcXonFraction = 0.25;
+        let nic = RoceNic::new(3, SourceId::ENGINE, &cfg);
+        let (egress, ingress) = (
+            cfg.EgressBufferManager.pools(),
+            cfg.IngressBufferManager.as_buffer().pools(),
+        );
+        assert!(egress[0] > 0 && ingress[0] > 0, "the default has pools to check");
+        for (c, k) in nic.class.iter().enumerate() {
+            assert_eq!((k.egress_cap, k.ingress_cap), (egress[c], ingress[c]), "class {c}");
+            assert_eq!((k.xoff, k.xon), (ingress[c] / 2, ingress[c] / 4), "class {c}");
+            assert_eq!((k.egress_used, k.ingress_used, k.resume_timer), (0, 0, SimTime::MAX));
+            assert!(!k.paused && !k.upstream_paused && k.rr.is_empty() && k.writes.is_empty());
+        }
     }
 }

@@ -176,15 +176,15 @@ impl Parts<'_> {
                 break;
             }
             let payload = ctx.payload_of(a.bytes, a.fetched);
-            if nic.egress_used[c] + payload > nic.egress_cap[c] {
+            if nic.class[c].egress_used + payload > nic.class[c].egress_cap {
                 if !qp.fetch_blocked {
                     qp.fetch_blocked = true;
-                    nic.fetch_waiters[c].push_back(qpn);
+                    nic.class[c].fetch_waiters.push_back(qpn);
                 }
                 break;
             }
-            nic.egress_used[c] += payload;
-            nic.counters.egress_peak[c] = nic.counters.egress_peak[c].max(nic.egress_used[c]);
+            nic.class[c].egress_used += payload;
+            nic.counters.egress_peak[c] = nic.counters.egress_peak[c].max(nic.class[c].egress_used);
             a.ready.push_back(self.pcie.dma_read(&ctx.cfg.Pcie, now, payload));
             a.fetched += 1;
         }
@@ -200,15 +200,15 @@ impl Parts<'_> {
     #[inline]
     fn wake_fetch_waiters(&mut self, ctx: &Ctx, now: SimTime, c: usize) {
         // Called for every packet sent; nobody waits unless a pool filled up.
-        if !self.nic.fetch_waiters[c].is_empty() {
+        if !self.nic.class[c].fetch_waiters.is_empty() {
             self.wake_fetch_waiters_slow(ctx, now, c);
         }
     }
 
     #[cold]
     fn wake_fetch_waiters_slow(&mut self, ctx: &Ctx, now: SimTime, c: usize) {
-        while let Some(&w) = self.nic.fetch_waiters[c].front() {
-            self.nic.fetch_waiters[c].pop_front();
+        while let Some(&w) = self.nic.class[c].fetch_waiters.front() {
+            self.nic.class[c].fetch_waiters.pop_front();
             self.nic.qps[w as usize].fetch_blocked = false;
             self.fill_fetch(ctx, now, w);
             if self.nic.qps[w as usize].fetch_blocked {
@@ -283,10 +283,10 @@ impl Parts<'_> {
         while classes != 0 {
             let c = 7 - classes.leading_zeros() as usize;
             classes &= !(1 << c);
-            if self.nic.paused[c] {
+            if self.nic.class[c].paused {
                 continue;
             }
-            for _ in 0..self.nic.rr[c].len() {
+            for _ in 0..self.nic.class[c].rr.len() {
                 let Some(qpn) = self.nic.rr_pop(c) else { break };
                 let ready_at = self.nic.qps[qpn as usize]
                     .active
@@ -366,7 +366,7 @@ impl Parts<'_> {
         } else {
             self.nic.rr_push(c, qpn);
         }
-        self.nic.egress_used[c] -= payload;
+        self.nic.class[c].egress_used -= payload;
         self.nic.counters.data_packets_sent += 1;
         self.nic.counters.data_bytes_sent += pkt.bytes as u64;
         self.trace(TracePoint::PacketSent, now, Some(pkt), None);
@@ -467,7 +467,7 @@ impl Parts<'_> {
         }
         let to = psn - a.first_psn;
         for i in a.sent..a.fetched {
-            nic.egress_used[c] -= ctx.payload_of(a.bytes, i);
+            nic.class[c].egress_used -= ctx.payload_of(a.bytes, i);
         }
         nic.counters.retransmitted_packets += (a.sent.saturating_sub(to)) as u64;
         a.sent = to;
