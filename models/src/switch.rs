@@ -120,7 +120,7 @@ pub trait SwitchModel: Send + Sync + Sized + 'static {
     /// each step may read what the step before started loading. Default: nothing.
     fn warm_arrival(&self, _fabric: &FabricIndex, _q: &EventQueue, _in_port: u16, _pkt: &Packet, _ahead: usize) {}
     /// Warming a `tx_ready` on `port`, `ahead` (2, then 1) events before it. Default: nothing.
-    fn warm_tx(&self, _q: &EventQueue, _port: u16, _ahead: usize) {}
+    fn warm_tx(&self, _fabric: &FabricIndex, _q: &EventQueue, _port: u16, _ahead: usize) {}
 
     /// The switch's node id.
     fn node(&self) -> u32;

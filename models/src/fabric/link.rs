@@ -105,20 +105,6 @@ impl LinkDirection {
         prefetch(&self.id);
     }
 
-    /// Starts loading this direction's channel (warming a launch on it: `Handler::prefetch`).
-    #[inline]
-    pub fn prefetch_channel(&self, q: &EventQueue) {
-        q.prefetch_channel(self.channel, self.id);
-    }
-
-    /// Starts loading the slot of this direction's channel that a launch writes (its state
-    /// warmed a step earlier by `prefetch_channel`).
-    #[inline]
-    pub fn warm_channel_tail(&self, q: &EventQueue) {
-        q.warm_channel_tail(self.channel, self.id);
-    }
-
-    #[allow(clippy::too_many_arguments)]
     /// A direction with its own event source and channel; its arrivals are `arrive` events
     /// targeted at `id`, which must be the next channel number of `channel`'s type.
     #[allow(clippy::too_many_arguments)]

@@ -474,7 +474,7 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
             // Called at 5, 2 and 1 only (`warm_steps`).
             match ahead {
                 5 => sw.warm_state(),
-                _ => sw.warm_tx(q, (ev.data & 0xFFFF) as u16, ahead),
+                _ => sw.warm_tx(fabric, q, (ev.data & 0xFFFF) as u16, ahead),
             }
         }
     }

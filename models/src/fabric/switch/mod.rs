@@ -84,6 +84,9 @@ pub struct Switch {
     /// The link direction leaving each port: the switch owns its serializers, so a packet's hop
     /// through the switch touches one entity.
     wires: Vec<LinkDirection>,
+    /// Each port's link direction id (its channel's number), apart from `wires`: the warming
+    /// finds the channel with it without waiting on the direction's own lines.
+    wire_ids: Vec<u32>,
     ingress: Vec<IngressPort>,
     buffer_bytes: u64,
     lossy_bytes: u64,
@@ -152,6 +155,7 @@ impl Switch {
             params,
             egress: (0..ports).map(|_| EgressPort::default()).collect(),
             wires: Vec::new(),
+            wire_ids: Vec::new(),
             ingress: vec![IngressPort::default(); ports],
             buffer_bytes: 0,
             lossy_bytes: 0,
@@ -162,6 +166,7 @@ impl Switch {
     /// Gives the switch the link directions leaving its ports, in port order.
     pub fn with_wires(mut self, wires: Vec<LinkDirection>) -> Switch {
         assert_eq!(wires.len(), self.egress.len(), "one link direction per port");
+        self.wire_ids = wires.iter().map(|w| w.id).collect();
         self.wires = wires;
         self
     }

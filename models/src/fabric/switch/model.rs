@@ -47,8 +47,8 @@ impl SwitchModel for Switch {
         Switch::warm_arrival(self, fabric, q, in_port, pkt, ahead)
     }
     #[inline]
-    fn warm_tx(&self, q: &EventQueue, port: u16, ahead: usize) {
-        Switch::warm_tx(self, q, port, ahead)
+    fn warm_tx(&self, fabric: &FabricIndex, q: &EventQueue, port: u16, ahead: usize) {
+        Switch::warm_tx(self, fabric, q, port, ahead)
     }
     fn node(&self) -> u32 {
         self.node

@@ -15,6 +15,7 @@ impl Switch {
         prefetch(&self.node);
         prefetch(&self.egress);
         prefetch(&self.wires);
+        prefetch(&self.wire_ids);
         prefetch(&self.ingress);
         prefetch(&self.lossy_bytes);
         prefetch(&self.counters.bytes);
@@ -46,27 +47,45 @@ impl Switch {
             }
             if let Some(wire) = self.wires.get(out as usize) {
                 wire.warm();
-                wire.prefetch_channel(q);
             }
+            self.warm_wire_channel(fabric, q, out);
             if let Some(ingress) = self.ingress.get(in_port as usize) {
                 prefetch(ingress);
             }
-        } else if let Some(wire) = self.wires.get(out as usize) {
-            wire.warm_channel_tail(q);
+        } else {
+            self.warm_wire_slot(fabric, q, out);
+        }
+    }
+
+    /// Starts loading the channel of the wire leaving `out`, found by its id (`wire_ids`): the
+    /// wire's own lines were asked for in the same step, and reading its channel from them
+    /// would wait for memory.
+    #[inline]
+    fn warm_wire_channel(&self, fabric: &FabricIndex, q: &EventQueue, out: u16) {
+        if let Some(&id) = self.wire_ids.get(out as usize) {
+            q.prefetch_channel(fabric.kinds.packet, id);
+        }
+    }
+
+    /// Starts loading, to be written, the slot of that channel the next packet goes into.
+    #[inline]
+    fn warm_wire_slot(&self, fabric: &FabricIndex, q: &EventQueue, out: u16) {
+        if let Some(&id) = self.wire_ids.get(out as usize) {
+            q.warm_channel_tail(fabric.kinds.packet, id);
         }
     }
 
     /// A send on `port`, `ahead` steps before it: the port, its wire and the wire's channel (2),
     /// then the head of the queue it will serve and the channel's slot it will be written into (1).
     #[inline]
-    pub(crate) fn warm_tx(&self, q: &EventQueue, port: u16, ahead: usize) {
+    pub(crate) fn warm_tx(&self, fabric: &FabricIndex, q: &EventQueue, port: u16, ahead: usize) {
         let (Some(p), Some(wire)) = (self.egress.get(port as usize), self.wires.get(port as usize)) else {
             return;
         };
         if ahead >= 2 {
             prefetch(&p.nonempty);
             wire.warm();
-            wire.prefetch_channel(q);
+            self.warm_wire_channel(fabric, q, port);
             return;
         }
         let e = p.eligible();
@@ -75,6 +94,6 @@ impl Switch {
         {
             prefetch(head);
         }
-        wire.warm_channel_tail(q);
+        self.warm_wire_slot(fabric, q, port);
     }
 }
