@@ -288,7 +288,8 @@ impl Handler for RoceHandler {
 
     /// Warming (on large fabrics): an arrival's channel and packet (`HostIngress::warm`), the
     /// NIC's head and the host's port four steps ahead, the packet's class and queue pair three
-    /// steps ahead. Not the whole row: a class's lines only for a class the event touches.
+    /// steps ahead, a data packet's class's writes to host memory two steps ahead. Not the
+    /// whole row: a class's lines only for a class the event touches.
     #[inline]
     fn prefetch(&self, q: &EventQueue, ev: &SimEvent, ahead: usize) {
         let Some(st) = &self.st else { return };
@@ -314,6 +315,7 @@ impl Handler for RoceHandler {
                     engine::prefetch::prefetch_lines(qp);
                 }
             }
+            (2, Some(p)) if p.kind == PacketKind::Data => nic.warm_writes(p.class),
             // The NIC's own event: the classes with queue pairs to serve (the head, loaded a
             // step earlier, says which).
             (3, None) => {
@@ -327,13 +329,13 @@ impl Handler for RoceHandler {
         }
     }
 
-    /// An arrival is warmed at 5 and 4 (`HostIngress::warm`, the NIC's head and port) and 3
-    /// (the packet's class and queue pair); the NIC's own events at 4 (its head and port) and 3
-    /// (the classes it serves).
+    /// An arrival is warmed at 5 and 4 (`HostIngress::warm`, the NIC's head and port), 3 (the
+    /// packet's class and queue pair) and 2 (a data packet's class's writes to host memory);
+    /// the NIC's own events at 4 (its head and port) and 3 (the classes it serves).
     fn warm_steps(&mut self, world: &mut World, kind: EventKind) -> u8 {
         let st = self.st.get_or_insert_with(|| HandlerState::new(world));
         if kind == st.to_host {
-            engine::dispatch::warm_at(&[5, 4, 3])
+            engine::dispatch::warm_at(&[5, 4, 3, 2])
         } else {
             engine::dispatch::warm_at(&[4, 3])
         }

@@ -327,6 +327,19 @@ impl RoceNic {
         engine::prefetch::prefetch_lines(&self.class[(c & 7) as usize]);
     }
 
+    /// Starts loading the oldest and the next of class `c`'s writes to host memory, which a
+    /// packet's arrival drains and appends to (its class warmed a step earlier: `warm_class`).
+    #[inline]
+    pub fn warm_writes(&self, c: u8) {
+        let writes = &self.class[(c & 7) as usize].writes;
+        if let Some(oldest) = writes.front() {
+            engine::prefetch::prefetch(oldest);
+        }
+        if let Some(next) = writes.next_slot() {
+            engine::prefetch::prefetch_write(next);
+        }
+    }
+
     /// Is there anything the port could send (now or once fetched or resumed)?
     pub fn has_tx_work(&self) -> bool {
         !self.ctrl.is_empty() || self.rr_mask != 0

@@ -49,8 +49,9 @@ impl Switch {
                 wire.warm();
             }
             self.warm_wire_channel(fabric, q, out);
+            // Both lines: the counters fill the first, the PAUSE bits start the second.
             if let Some(ingress) = self.ingress.get(in_port as usize) {
-                prefetch(ingress);
+                engine::prefetch::prefetch_lines(ingress);
             }
         } else {
             self.warm_wire_slot(fabric, q, out);
