@@ -259,3 +259,34 @@ fn cut_through_only_when_the_queue_would_hand_this_packet_straight_back() {
         "DWRR keeps its round state: always queue"
     );
 }
+
+#[test]
+fn each_port_keeps_the_id_of_the_wire_leaving_it() {
+    // The warming finds a port's outgoing channel by `wire_ids` (the wire's own lines are not
+    // yet loaded): the ids must be the wires' own, port by port, whatever their order.
+    use engine::event::EventQueue;
+    use engine::units::Rate;
+    let mut q = EventQueue::new();
+    let key = q.add_channel_type::<Packet>();
+    let mut wires: Vec<LinkDirection> = (0..3)
+        .map(|id| {
+            let rate = Rate::gbps(400);
+            LinkDirection::new(
+                &mut q,
+                id,
+                (10, 0),
+                (id + 1, 0),
+                rate,
+                SimTime(1_000),
+                engine::event::EventKind(0),
+                key,
+            )
+        })
+        .collect();
+    wires.rotate_left(1);
+    let s = Switch::new(10, "s".into(), 3, &cfg(), 1).with_wires(wires);
+    assert_eq!(s.wire_ids, [1, 2, 0]);
+    for port in 0..3u16 {
+        assert_eq!(s.wire(port).id, s.wire_ids[port as usize], "port {port}");
+    }
+}
