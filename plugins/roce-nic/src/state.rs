@@ -233,9 +233,9 @@ pub struct RoceNic {
     pub class: [NicClass; 8],
 }
 
-/// One traffic class of a NIC: its two pools, its PFC state and its queues, together. A packet's
-/// work reads and writes one class, and on a large fabric each of its lines is a miss: three
-/// lines, where one array per field put it on twelve.
+/// One traffic class of a NIC: its two pools, its PFC state and its queues, together on three
+/// lines, since a packet's work reads and writes one class and each line is a miss on a large
+/// fabric.
 #[derive(Debug, Default)]
 #[repr(C, align(64))]
 pub struct NicClass {

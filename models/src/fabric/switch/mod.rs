@@ -84,8 +84,9 @@ pub struct Switch {
     /// The link direction leaving each port: the switch owns its serializers, so a packet's hop
     /// through the switch touches one entity.
     wires: Vec<LinkDirection>,
-    /// Each port's link direction id (its channel's number), apart from `wires`: the warming
-    /// finds the channel with it without waiting on the direction's own lines.
+    /// Each port's link direction id (its channel's number): `FabricIndex::egress`'s ids, kept
+    /// in the row the warming has already loaded, so that it finds the outgoing channel without
+    /// waiting on the direction's own lines (or on the index's two dependent loads).
     wire_ids: Vec<u32>,
     ingress: Vec<IngressPort>,
     buffer_bytes: u64,
