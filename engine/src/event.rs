@@ -68,6 +68,15 @@ pub const FAR_HORIZON: SimTime = SimTime(1 << 24);
 pub(crate) const SEQ_BITS: u32 = 40;
 const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
 
+/// A channel's next key low word (`Channel::next`), and its count moved on by one.
+#[inline(always)]
+fn next_of(next: &mut u64) -> u64 {
+    let low = *next;
+    assert!(low & SEQ_MASK != SEQ_MASK, "a source scheduled more than 2^40 events");
+    *next = low + 1;
+    low
+}
+
 /// What a handler receives: when, which kind, which target (a stable id the kind's owner chose)
 /// and one word of data (an index, a packed pair, an `Entity` as bits...).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -251,24 +260,25 @@ impl EventQueue {
     /// runs at the current time in release builds.
     #[inline]
     pub fn schedule(&mut self, time: SimTime, source: SourceId, kind: EventKind, target: u32, data: u64) {
-        self.schedule_inline(time, source, kind, target, data)
+        let seq = &mut self.seqs[source.0 as usize];
+        let s = *seq;
+        *seq += 1;
+        assert!(s <= SEQ_MASK, "a source scheduled more than 2^40 events");
+        self.schedule_numbered(time, (source.0 as u64) << SEQ_BITS | s, kind, target, data)
     }
 
-    /// `schedule`, inlined into the one caller hot enough to pay for a copy of the heap code:
-    /// `receive`, which schedules the next packet of a channel for most events of a run.
+    /// Schedules an event given the low word of its key, its source above the source's sequence
+    /// number (from `seqs`, or a channel's own, `next_of`). Inlined: `receive` schedules the next packet of a channel for most events of a run,
+    /// and is hot enough to pay for a copy of the heap code.
     #[inline(always)]
-    fn schedule_inline(&mut self, time: SimTime, source: SourceId, kind: EventKind, target: u32, data: u64) {
+    fn schedule_numbered(&mut self, time: SimTime, low: u64, kind: EventKind, target: u32, data: u64) {
         debug_assert!(
             time >= self.now,
             "event scheduled in the past: {time:?} < {:?}",
             self.now
         );
         let time = time.max(self.now);
-        let seq = &mut self.seqs[source.0 as usize];
-        let s = *seq;
-        *seq += 1;
-        assert!(s <= SEQ_MASK, "a source scheduled more than 2^40 events");
-        let key = ((time.0 as u128) << 64) | ((source.0 as u128) << SEQ_BITS) | s as u128;
+        let key = ((time.0 as u128) << 64) | low as u128;
         if time.0 - self.now.0 >= self.far_after {
             // The fields go as they are: an `Entry` built for this call was built, in memory,
             // before the branch on every path.
@@ -363,29 +373,50 @@ impl EventQueue {
     }
 
     /// Adds a channel of `key`'s type whose head is announced by an event of `kind` at `target`
-    /// with `data`, from `source`; returns its number (0, 1, ... per type). The data word is the
-    /// channel's own (where its values arrive, say): its handler reads it from the event, not
-    /// from a table.
+    /// with `data`; returns its number (0, 1, ... per type). The data word is the channel's own
+    /// (where its values arrive, say): its handler reads it from the event, not from a table.
+    ///
+    /// The channel's events come from a source of its own, taken here as `add_source` would
+    /// (so sources keep their build order), and numbered in the channel's line: no table lookup
+    /// per send or receive. The owner's other events under that source go through
+    /// `schedule_as`, which shares the numbering.
     pub fn add_channel<T: Copy + Default + 'static>(
         &mut self,
         key: ChannelKey<T>,
-        source: SourceId,
         kind: EventKind,
         target: u32,
         data: u64,
     ) -> u32 {
+        let source = self.add_source();
         let len = self.channels.push(
             key,
             Channel {
                 fifo: Default::default(),
                 pending: false,
-                source,
+                next: (source.0 as u64) << SEQ_BITS,
                 kind,
                 target,
                 data,
             },
         );
         (len - 1) as u32
+    }
+
+    /// Schedules an event from channel `chan`'s source, numbered with its arrivals: for the
+    /// channel owner's own events (a link's next send), in one order with them.
+    #[inline]
+    pub fn schedule_as<T: Copy + Default + 'static>(
+        &mut self,
+        key: ChannelKey<T>,
+        chan: u32,
+        time: SimTime,
+        kind: EventKind,
+        target: u32,
+        data: u64,
+    ) {
+        let c = &mut self.channels.get(key)[chan as usize];
+        let low = next_of(&mut c.next);
+        self.schedule_numbered(time, low, kind, target, data)
     }
 
     /// Puts `value` into channel `chan`, to come out at `at`. Times must not decrease within a
@@ -403,15 +434,16 @@ impl EventQueue {
         c.fifo.push_back((at, value));
         if !c.pending {
             c.pending = true;
-            let (source, kind, target, data) = (c.source, c.kind, c.target, c.data);
-            self.schedule_first(at, source, kind, target, data);
+            let low = next_of(&mut c.next);
+            let (kind, target, data) = (c.kind, c.target, c.data);
+            self.schedule_first(at, low, kind, target, data);
         }
     }
 
     /// The event of a channel that was empty.
     #[inline(never)]
-    fn schedule_first(&mut self, at: SimTime, source: SourceId, kind: EventKind, target: u32, data: u64) {
-        self.schedule(at, source, kind, target, data);
+    fn schedule_first(&mut self, at: SimTime, low: u64, kind: EventKind, target: u32, data: u64) {
+        self.schedule_numbered(at, low, kind, target, data);
     }
 
     /// Takes the head of channel `chan`, whose event is being handled, and schedules the event
@@ -423,8 +455,9 @@ impl EventQueue {
         debug_assert_eq!(at, self.now);
         match c.fifo.front() {
             Some(&(next, _)) => {
-                let (source, kind, target, data) = (c.source, c.kind, c.target, c.data);
-                self.schedule_inline(next, source, kind, target, data);
+                let low = next_of(&mut c.next);
+                let (kind, target, data) = (c.kind, c.target, c.data);
+                self.schedule_numbered(next, low, kind, target, data);
             }
             None => c.pending = false,
         }
@@ -546,8 +579,7 @@ impl EventQueue {
     }
 
     /// Starts loading what receiving from channel `chan` reads beyond its state (which should be
-    /// cached by now: `prefetch_channel` a step earlier): its head, the value after, and the
-    /// sequence counter of the channel's source.
+    /// cached by now: `prefetch_channel` a step earlier): its head and the value after.
     #[inline]
     pub fn warm_channel<T: Copy + Default + 'static>(&self, key: ChannelKey<T>, chan: u32) {
         let Some(c) = self.channels.get_ref(key).get(chan as usize) else {
@@ -558,9 +590,6 @@ impl EventQueue {
         }
         if let Some(next) = c.fifo.get(1) {
             crate::prefetch::prefetch(next);
-        }
-        if let Some(seq) = self.seqs.get(c.source.0 as usize) {
-            crate::prefetch::prefetch(seq);
         }
     }
 
@@ -655,9 +684,8 @@ mod tests {
     fn channels_deliver_in_order_with_one_pending_event_each() {
         let mut q = EventQueue::new();
         let key = q.add_channel_type::<u32>();
-        let (a, b) = (q.add_source(), q.add_source());
-        assert_eq!(q.add_channel(key, a, EventKind(3), 10, 7), 0);
-        assert_eq!(q.add_channel(key, b, EventKind(4), 20, 8), 1);
+        assert_eq!(q.add_channel(key, EventKind(3), 10, 7), 0);
+        assert_eq!(q.add_channel(key, EventKind(4), 20, 8), 1);
         for (chan, t, v) in [(0, 5, 1), (1, 6, 100), (0, 7, 2), (0, 7, 3), (1, 9, 101)] {
             q.send(key, chan, SimTime(t), v);
         }
@@ -675,6 +703,39 @@ mod tests {
     }
 
     #[test]
+    fn a_channels_owner_schedules_in_one_numbering_with_its_arrivals() {
+        // A link's sends (`schedule_as`) and its arrivals share the channel's source, so at one
+        // time they keep the order they were scheduled in, as under one counter.
+        let mut q = EventQueue::new();
+        let key = q.add_channel_type::<u32>();
+        let before = q.add_source();
+        let chan = q.add_channel(key, EventKind(0), 0, 0);
+        let after = q.add_source();
+        assert_eq!(
+            (before.0 + 1, before.0 + 2),
+            (2, after.0),
+            "the channel took the source between"
+        );
+        q.schedule_as(key, chan, SimTime(10), EventKind(1), 0, 1);
+        q.send(key, chan, SimTime(10), 2);
+        q.send(key, chan, SimTime(10), 4);
+        q.schedule_as(key, chan, SimTime(10), EventKind(1), 0, 3);
+        q.schedule(SimTime(10), after, EventKind(2), 0, 9);
+        q.schedule(SimTime(10), before, EventKind(2), 0, 0);
+        let mut got = Vec::new();
+        while let Some(ev) = q.pop_before(SimTime::MAX) {
+            got.push(if ev.kind == EventKind(0) {
+                q.receive(key, chan) as u64
+            } else {
+                ev.data
+            });
+        }
+        // Source order first (before, the channel, after), then each source's own order; the
+        // second value's event is scheduled by the first's receive, after `schedule_as`'s 3.
+        assert_eq!(got, vec![0, 1, 2, 3, 4, 9]);
+    }
+
+    #[test]
     fn channels_added_between_sends_keep_their_values() {
         // Adding a channel can move the channels' storage; values sent before must still come
         // out, in order, from the channel they were sent on (the hot path reaches channels
@@ -682,10 +743,9 @@ mod tests {
         let mut q = EventQueue::new();
         let key = q.add_channel_type::<u64>();
         let words = q.add_channel_type::<(u32, u32)>();
-        let s = q.add_source();
         for i in 0..40u32 {
-            let chan = q.add_channel(key, s, EventKind(0), i, 0);
-            let pair = q.add_channel(words, s, EventKind(1), i, 0);
+            let chan = q.add_channel(key, EventKind(0), i, 0);
+            let pair = q.add_channel(words, EventKind(1), i, 0);
             assert_eq!((chan, pair), (i, i));
             q.send(key, chan, SimTime(u64::from(i) * 10), u64::from(i) * 7);
             q.send(words, pair, SimTime(u64::from(i) * 10 + 5), (i, i + 1));
@@ -713,8 +773,7 @@ mod tests {
     #[should_panic(expected = "channel key of a type this event queue has not registered")]
     fn a_key_of_a_type_the_queue_has_not_registered_adds_no_channel() {
         let (mut q, key) = queue_and_foreign_key();
-        let s = q.add_source();
-        q.add_channel(key, s, EventKind(0), 0, 0);
+        q.add_channel(key, EventKind(0), 0, 0);
     }
 
     #[test]

@@ -225,7 +225,7 @@ pub fn tx_data(node: u32, port: u16) -> u64 {
 /// link direction, frees), from the direction's own event source: `tx_ready` runs then.
 #[inline]
 pub fn wake_at(fabric: &FabricIndex, q: &mut EventQueue, wire: &LinkDirection, node: u32, port: u16, at: SimTime) {
-    q.schedule(at, wire.source, fabric.kinds.switch_tx, wire.id, tx_data(node, port));
+    wire.schedule_send(q, at, fabric.kinds.switch_tx, tx_data(node, port));
 }
 
 /// `fabric.send_pfc` data: the egress port, the class and whether to pause (else resume).

@@ -6,7 +6,7 @@
 //! and the push fuse into one pass over the heap). Because the values live in the queue, which
 //! every handler holds, neither end touches the channel owner's entity to move a value.
 
-use super::{EventKind, SourceId};
+use super::EventKind;
 use crate::ring::Ring;
 use crate::time::SimTime;
 use std::any::{Any, TypeId};
@@ -33,16 +33,22 @@ impl<T> fmt::Debug for ChannelKey<T> {
     }
 }
 
-/// One channel: its values in arrival order, and the event that stands for its head.
+/// One channel: its values in arrival order, and the event that stands for its head. One line:
+/// a send or a receive reads the channel and numbers its event with nothing else loaded.
+#[repr(C, align(64))]
 pub(super) struct Channel<T> {
     pub fifo: Ring<(SimTime, T)>,
-    pub pending: bool,
-    pub source: SourceId,
-    pub kind: EventKind,
-    pub target: u32,
     /// The data word of every event the channel schedules (`EventQueue::add_channel`).
     pub data: u64,
+    /// The low word of the key of its next event: its source (the channel's alone) above the
+    /// source's next sequence number (`EventQueue::schedule_numbered`).
+    pub next: u64,
+    pub target: u32,
+    pub kind: EventKind,
+    pub pending: bool,
 }
+
+const _: () = assert!(std::mem::size_of::<Channel<u64>>() == 64);
 
 /// The most channel value types one process may register (the fabric registers one, packets);
 /// a ninth panics naming this limit.

@@ -29,8 +29,6 @@ pub struct LinkDirection {
     pub delay: SimTime,
     /// When the last bit of the last launched packet leaves the sender.
     pub busy_until: SimTime,
-    /// The event source its arrival events are scheduled from (its own, one per direction).
-    pub source: SourceId,
     /// The channel its packets propagate in (channel number `id`).
     channel: ChannelKey<Packet>,
     /// Packets launched on it, of every kind (data, control, PFC).
@@ -118,8 +116,7 @@ impl LinkDirection {
         arrive: EventKind,
         channel: ChannelKey<Packet>,
     ) -> Self {
-        let source = q.add_source();
-        let chan = q.add_channel(channel, source, arrive, id, arrival_word(to.0, to.1));
+        let chan = q.add_channel(channel, arrive, id, arrival_word(to.0, to.1));
         assert_eq!(chan, id, "link directions are built in id order");
         // Arrivals are scheduled about a delay ahead (plus serialization and any wait for the
         // serializer): keep them out of the queue's far heap, which is for timers.
@@ -134,13 +131,20 @@ impl LinkDirection {
             ps_per_byte: rate.exact_ps_per_byte(),
             delay,
             busy_until: SimTime::ZERO,
-            source,
             channel,
             packets: 0,
             bytes: 0,
             data_packets: 0,
             data_by_class: [Tally::default(); 8],
         }
+    }
+
+    /// Schedules the sender's `kind` event for this direction at `at` (a switch port's next
+    /// send), targeted at `id`, from the direction's own source: the one its channel numbers its
+    /// arrivals with (`EventQueue::schedule_as`), so both keep one order.
+    #[inline]
+    pub fn schedule_send(&self, q: &mut EventQueue, at: SimTime, kind: EventKind, data: u64) {
+        q.schedule_as(self.channel, self.id, at, kind, self.id, data);
     }
 
     /// Is the serializer free at `now`?

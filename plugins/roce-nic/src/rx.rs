@@ -384,7 +384,7 @@ impl Parts<'_> {
         // the payload fetched again but not yet resent goes back to the pool, as a rewind's
         // does, and whoever waits for room may fetch.
         if a.fetched > a.sent {
-            let c = qp.class as usize;
+            let c = qp.class as usize & 7;
             let held: u64 = (a.sent..a.fetched).map(|i| ctx.payload_of(a.bytes, i)).sum();
             self.nic.class[c].egress_used -= held;
             self.release_pool(ctx, now, c);

@@ -159,7 +159,7 @@ impl Parts<'_> {
         let qp = &mut self.nic.qps[qpn as usize];
         if !qp.in_rr {
             qp.in_rr = true;
-            let c = qp.class as usize;
+            let c = qp.class as usize & 7;
             self.nic.rr_push(c, qpn);
         }
     }
@@ -169,7 +169,7 @@ impl Parts<'_> {
         let nic = &mut *self.nic;
         let qp = &mut nic.qps[qpn as usize];
         let Some(a) = qp.active.as_mut() else { return };
-        let c = qp.class as usize;
+        let c = qp.class as usize & 7;
         let window = ctx.cfg.FetchWindow.0;
         while a.fetched < a.packets {
             if (a.fetched - a.sent) as u64 * ctx.cfg.Mss.0 >= window {
@@ -281,7 +281,8 @@ impl Parts<'_> {
         // Classes with queue pairs waiting, highest first.
         let mut classes = self.nic.rr_mask;
         while classes != 0 {
-            let c = 7 - classes.leading_zeros() as usize;
+            // Masked, as every class index here, so that indexing `class` needs no bounds check.
+            let c = (7 - classes.leading_zeros() as usize) & 7;
             classes &= !(1 << c);
             if self.nic.class[c].paused {
                 continue;
@@ -460,7 +461,7 @@ impl Parts<'_> {
         let now = q.now();
         let nic = &mut *self.nic;
         let qp = &mut nic.qps[qpn as usize];
-        let c = qp.class as usize;
+        let c = qp.class as usize & 7;
         let Some(a) = qp.active.as_mut() else { return };
         if psn < a.first_psn || psn >= a.first_psn + a.packets {
             return;

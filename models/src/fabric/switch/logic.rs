@@ -91,8 +91,7 @@ fn kick<const INT: bool>(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQue
     let now = q.now();
     let d = sw.wire(port);
     if !d.idle_at(now) {
-        let (at, source, id) = (d.busy_until, d.source, d.id);
-        q.schedule(at, source, fabric.kinds.switch_tx, id, tx_data(sw.node, port));
+        d.schedule_send(q, d.busy_until, fabric.kinds.switch_tx, tx_data(sw.node, port));
         *sw.tx_pending(port) = true;
         return;
     }
@@ -104,9 +103,9 @@ fn kick<const INT: bool>(fabric: &FabricIndex, sw: &mut Switch, q: &mut EventQue
     }
     let d = sw.wire_mut(port);
     let end = d.launch(q, now, pkt);
-    let (source, id) = (d.source, d.id);
     if sw.has_eligible(port) {
-        q.schedule(end, source, fabric.kinds.switch_tx, id, tx_data(sw.node, port));
+        sw.wire(port)
+            .schedule_send(q, end, fabric.kinds.switch_tx, tx_data(sw.node, port));
         *sw.tx_pending(port) = true;
     }
 }
