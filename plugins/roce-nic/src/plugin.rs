@@ -288,8 +288,9 @@ impl Handler for RoceHandler {
 
     /// Warming (on large fabrics): an arrival's channel and packet (`HostIngress::warm`), the
     /// NIC's head and the host's port four steps ahead, the packet's class and queue pair three
-    /// steps ahead, a data packet's class's writes to host memory two steps ahead. Not the
-    /// whole row: a class's lines only for a class the event touches.
+    /// steps ahead, a data packet's class's writes to host memory two steps ahead; the NIC's own
+    /// events a step earlier, then the queue pair its scheduler serves first. Not the whole
+    /// row: a class's lines only for a class the event touches.
     #[inline]
     fn prefetch(&self, q: &EventQueue, ev: &SimEvent, ahead: usize) {
         let Some(st) = &self.st else { return };
@@ -304,7 +305,19 @@ impl Handler for RoceHandler {
         let Some((nic, port)) = st.hosts.held_ref().get(host as usize) else {
             return;
         };
+        let own = ev.kind != st.to_host;
         match (ahead, pkt) {
+            (5, _) => {
+                nic.warm_head();
+                engine::prefetch::prefetch_lines(port);
+            }
+            (4, _) if own => {
+                let mut classes = nic.rr_mask;
+                while classes != 0 {
+                    nic.warm_class(classes.trailing_zeros() as u8);
+                    classes &= classes - 1;
+                }
+            }
             (4, _) => {
                 nic.warm_head();
                 engine::prefetch::prefetch_lines(port);
@@ -316,28 +329,25 @@ impl Handler for RoceHandler {
                 }
             }
             (2, Some(p)) if p.kind == PacketKind::Data => nic.warm_writes(p.class),
-            // The NIC's own event: the classes with queue pairs to serve (the head, loaded a
-            // step earlier, says which).
-            (3, None) => {
-                let mut classes = nic.rr_mask;
-                while classes != 0 {
-                    nic.warm_class(classes.trailing_zeros() as u8);
-                    classes &= classes - 1;
-                }
-            }
+            // The NIC's own event: then the queue pair its scheduler serves first, a step at a
+            // time (the first class's round robin, the queue pair, its next packet's payload).
+            (3, None) => nic.warm_next_qp(0),
+            (2, None) => nic.warm_next_qp(1),
+            (1, None) => nic.warm_next_qp(2),
             _ => {}
         }
     }
 
     /// An arrival is warmed at 5 and 4 (`HostIngress::warm`, the NIC's head and port), 3 (the
     /// packet's class and queue pair) and 2 (a data packet's class's writes to host memory);
-    /// the NIC's own events at 4 (its head and port) and 3 (the classes it serves).
+    /// the NIC's own events at 5 (its head and port), 4 (the classes it serves), then 3 to 1
+    /// (the queue pair it serves first: `RoceNic::warm_next_qp`).
     fn warm_steps(&mut self, world: &mut World, kind: EventKind) -> u8 {
         let st = self.st.get_or_insert_with(|| HandlerState::new(world));
         if kind == st.to_host {
             engine::dispatch::warm_at(&[5, 4, 3, 2])
         } else {
-            engine::dispatch::warm_at(&[4, 3])
+            engine::dispatch::warm_at(&[5, 4, 3, 2, 1])
         }
     }
 

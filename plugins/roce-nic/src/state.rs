@@ -340,6 +340,31 @@ impl RoceNic {
         }
     }
 
+    /// Warms, `step` (0 to 2) at a time, what the scheduler (`Parts::pump`) reads first when
+    /// this NIC's port is free: the front of its highest class's round robin (0), the queue pair
+    /// there (1), and when its active WQE's next payload is at the NIC (2). Each step reads
+    /// only what the one before loaded.
+    #[inline]
+    pub fn warm_next_qp(&self, step: usize) {
+        if self.rr_mask == 0 {
+            return;
+        }
+        let c = (7 - self.rr_mask.leading_zeros() as usize) & 7;
+        let Some(front) = self.class[c].rr.front() else { return };
+        if step == 0 {
+            engine::prefetch::prefetch(front);
+            return;
+        }
+        let Some(qp) = self.qps.get(*front as usize) else {
+            return;
+        };
+        if step == 1 {
+            engine::prefetch::prefetch_lines(qp);
+        } else if let Some(t) = qp.active.as_ref().and_then(|a| a.ready.front()) {
+            engine::prefetch::prefetch(t);
+        }
+    }
+
     /// Is there anything the port could send (now or once fetched or resumed)?
     pub fn has_tx_work(&self) -> bool {
         !self.ctrl.is_empty() || self.rr_mask != 0
