@@ -268,8 +268,9 @@ impl EventQueue {
     }
 
     /// Schedules an event given the low word of its key, its source above the source's sequence
-    /// number (from `seqs`, or a channel's own, `next_of`). Inlined: `receive` schedules the next packet of a channel for most events of a run,
-    /// and is hot enough to pay for a copy of the heap code.
+    /// number (from `seqs`, or a channel's own, `next_of`). Inlined: `receive` schedules the
+    /// next packet of a channel for most events of a run, and is hot enough to pay for a copy
+    /// of the heap code.
     #[inline(always)]
     fn schedule_numbered(&mut self, time: SimTime, low: u64, kind: EventKind, target: u32, data: u64) {
         debug_assert!(
