@@ -119,7 +119,8 @@ pub trait SwitchModel: Send + Sync + Sized + 'static {
     /// Warming `pkt`'s arrival on `in_port`, `ahead` (3 down to 1) events before it is handled:
     /// each step may read what the step before started loading. Default: nothing.
     fn warm_arrival(&self, _fabric: &FabricIndex, _q: &EventQueue, _in_port: u16, _pkt: &Packet, _ahead: usize) {}
-    /// Warming a `tx_ready` on `port`, `ahead` (2, then 1) events before it. Default: nothing.
+    /// Warming a `tx_ready` on `port`, `ahead` (4 down to 1) events before it: each step may
+    /// read what the step before started loading. Default: nothing.
     fn warm_tx(&self, _fabric: &FabricIndex, _q: &EventQueue, _port: u16, _ahead: usize) {}
 
     /// The switch's node id.

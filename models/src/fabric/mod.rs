@@ -471,7 +471,6 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
             let Some(sw) = st.switches.held_ref().get(node.wrapping_sub(num_hosts)) else {
                 return;
             };
-            // Called at 5, 2 and 1 only (`warm_steps`).
             match ahead {
                 5 => sw.warm_state(),
                 _ => sw.warm_tx(fabric, q, (ev.data & 0xFFFF) as u16, ahead),
@@ -479,15 +478,13 @@ impl<S: SwitchModel, const FAULTS: bool> Handler for FabricHandler<S, FAULTS> {
         }
     }
 
-    /// An arrival is warmed at every step, a port's send at 5 (the switch) and 2 and 1 (the
-    /// port, its wire and channel, the head it will serve, the channel's slot it will write); a
-    /// PFC frame's send is not warmed.
+    /// An arrival and a port's send are warmed at every step (a send: the switch, then the
+    /// port, the queue it will serve, that queue's head and the head's ingress port); a PFC
+    /// frame's send is not warmed.
     fn warm_steps(&mut self, world: &mut World, kind: EventKind) -> u8 {
         let kinds = &self.state.get_or_insert_with(|| FabricState::new(world)).fabric.kinds;
-        if kind == kinds.arrive {
+        if kind == kinds.arrive || kind == kinds.switch_tx {
             engine::dispatch::warm_at(&[5, 4, 3, 2, 1])
-        } else if kind == kinds.switch_tx {
-            engine::dispatch::warm_at(&[5, 2, 1])
         } else {
             0
         }

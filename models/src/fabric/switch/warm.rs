@@ -55,6 +55,14 @@ impl Switch {
             }
         } else {
             self.warm_wire_slot(fabric, q, out);
+            // A packet that cannot go straight out is queued: its class's queue and byte count.
+            if let Some(port) = self.egress.get(out as usize)
+                && port.nonempty != 0
+            {
+                let c = (pkt.class & 7) as usize;
+                prefetch(&port.queues[c]);
+                prefetch(&port.queue_bytes[c]);
+            }
         }
     }
 
@@ -76,25 +84,37 @@ impl Switch {
         }
     }
 
-    /// A send on `port`, `ahead` steps before it: the port, its wire and the wire's channel (2),
-    /// then the head of the queue it will serve and the channel's slot it will be written into (1).
+    /// A send on `port`, `ahead` steps before it, each step reading what the one before loaded:
+    /// the port's class bits, its wire and the wire's channel (4); the queue of the class it
+    /// will serve and the channel's slot the packet will be written into (3); that queue's head
+    /// (2); and the counters of the ingress port the head came in on, which its departure
+    /// releases (1).
     #[inline]
     pub(crate) fn warm_tx(&self, fabric: &FabricIndex, q: &EventQueue, port: u16, ahead: usize) {
         let (Some(p), Some(wire)) = (self.egress.get(port as usize), self.wires.get(port as usize)) else {
             return;
         };
-        if ahead >= 2 {
+        if ahead >= 4 {
             prefetch(&p.nonempty);
             wire.warm();
             self.warm_wire_channel(fabric, q, port);
             return;
         }
         let e = p.eligible();
-        if e != 0
-            && let Some(head) = p.queues[7 - e.leading_zeros() as usize].front()
-        {
-            prefetch(head);
+        if e == 0 {
+            return;
         }
-        self.warm_wire_slot(fabric, q, port);
+        // The class strict priority serves (under DWRR, a guess: this is a hint).
+        let queue = &p.queues[(7 - e.leading_zeros() as usize) & 7];
+        if ahead == 3 {
+            prefetch(queue);
+            self.warm_wire_slot(fabric, q, port);
+        } else if let Some(head) = queue.front() {
+            if ahead == 2 {
+                prefetch(head);
+            } else if let Some(ingress) = self.ingress.get(head.in_port as usize) {
+                engine::prefetch::prefetch_lines(ingress);
+            }
+        }
     }
 }
