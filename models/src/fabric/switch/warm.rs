@@ -55,7 +55,7 @@ impl Switch {
             }
         } else {
             self.warm_wire_slot(fabric, q, out);
-            // A packet that cannot go straight out is queued: its class's queue and byte count.
+            // A port with packets queued queues this one too: its class's queue and byte count.
             if let Some(port) = self.egress.get(out as usize)
                 && port.nonempty != 0
             {
