@@ -48,8 +48,10 @@ pub struct SampleInterval(pub SimTime);
 pub struct RunStats {
     /// Simulated time reached.
     pub sim_time: SimTime,
-    /// Wall-clock time taken.
+    /// Wall-clock time taken, set-up included.
     pub wall: std::time::Duration,
+    /// Of `wall`, the time before the first event: `Build`, `Start` and opening the records.
+    pub setup: std::time::Duration,
     /// Events handled.
     pub events: u64,
     /// Beacon ticks run.
@@ -144,6 +146,7 @@ impl App {
         } else if open_failed {
             opts.stop = SimTime(0);
         }
+        let setup = started.elapsed();
         let mut beacons = 0;
         let mut stopped = None;
         let mut end = opts.stop;
@@ -215,6 +218,7 @@ impl App {
         RunStats {
             sim_time: end,
             wall: started.elapsed(),
+            setup,
             events,
             beacons,
             stopped,

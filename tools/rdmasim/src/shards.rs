@@ -166,6 +166,7 @@ pub fn merge(parts: &[Summary], crossed: &[models::shard::port::Crossed], wall: 
     let mut whole = parts[0].clone();
     whole.wall_sec = wall.as_secs_f64();
     for p in &parts[1..] {
+        whole.setup_sec = whole.setup_sec.max(p.setup_sec);
         whole.events += p.events;
         whole.data_packets += p.data_packets;
         whole.wqes_posted += p.wqes_posted;
