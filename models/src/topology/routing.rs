@@ -85,41 +85,65 @@ impl Routes {
         let mut interned: HashMap<Vec<u16>, u32> = HashMap::new();
         let (mut group_start, mut ports) = (vec![0u32], Vec::new());
         let mut scratch = Vec::new();
+        // Each switch's ports towards switches: a port to a host is never a step towards an
+        // attachment (the host's distance is its switch's plus one).
+        let towards_switches: Vec<Vec<u16>> = (0..num_switches)
+            .map(|s| {
+                let node = &topo.nodes[num_hosts + s];
+                let far = node
+                    .ports
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.peer_node as usize >= num_hosts);
+                far.map(|(i, _)| i as u16).collect()
+            })
+            .collect();
+        let any_down = down.contains(&true);
+        let mut last_group = vec![u32::MAX; num_switches];
+        // The searches' buffers, reused from one attachment to the next (at `k: 64`, 2,048
+        // searches over 70,656 nodes).
+        let (mut full, mut up, mut queue) = (Vec::new(), Vec::new(), VecDeque::new());
         for (a, &target) in attachment_node.iter().enumerate() {
-            let full = hop_counts(topo, target);
-            let up = if down.contains(&true) {
-                hop_counts_where(topo, target, |p| !is_down(p))
-            } else {
-                full.clone()
-            };
-            for s in 0..num_switches {
+            hop_counts_into(topo, target, |_| true, &mut full, &mut queue);
+            if any_down {
+                hop_counts_into(topo, target, |p| !is_down(p), &mut up, &mut queue);
+            }
+            let up = if any_down { &up } else { &full };
+            for (s, far) in towards_switches.iter().enumerate() {
                 let node = &topo.nodes[num_hosts + s];
                 // The surviving links' distances where they reach, else every link's.
                 let (dist, avoid) = match up[num_hosts + s] {
                     u32::MAX => (&full, false),
-                    _ => (&up, true),
+                    _ => (up, true),
                 };
                 let d = dist[num_hosts + s];
                 scratch.clear();
                 if d != u32::MAX && d > 0 {
                     // Ports are visited in order, so the group comes out sorted.
-                    let closer = node
-                        .ports
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, p)| dist[p.peer_node as usize] == d - 1 && !(avoid && is_down(p)));
-                    scratch.extend(closer.map(|(i, _)| i as u16));
+                    let closer = far.iter().filter(|&&i| {
+                        let p = &node.ports[i as usize];
+                        dist[p.peer_node as usize] == d - 1 && !(avoid && is_down(p))
+                    });
+                    scratch.extend(closer);
                 }
-                let g = match interned.get(scratch.as_slice()) {
-                    Some(&g) => g,
-                    None => {
-                        ports.extend_from_slice(&scratch);
-                        group_start.push(ports.len() as u32);
-                        let g = (group_start.len() - 2) as u32;
-                        interned.insert(scratch.clone(), g);
-                        g
-                    }
+                // Most switches give most attachments the group they gave the one before ("any
+                // uplink"): compared first, without hashing.
+                let last = last_group[s];
+                let same = last != u32::MAX
+                    && ports[group_start[last as usize] as usize..group_start[last as usize + 1] as usize]
+                        == scratch[..];
+                let g = if same {
+                    last
+                } else if let Some(&g) = interned.get(scratch.as_slice()) {
+                    g
+                } else {
+                    ports.extend_from_slice(&scratch);
+                    group_start.push(ports.len() as u32);
+                    let g = (group_start.len() - 2) as u32;
+                    interned.insert(scratch.clone(), g);
+                    g
                 };
+                last_group[s] = g;
                 group[s * attachments + a] = (group_start[g as usize], group_start[g as usize + 1]);
             }
         }
@@ -189,8 +213,24 @@ pub fn hop_counts(topo: &Topology, from: u32) -> Vec<u32> {
 
 /// As `hop_counts`, over the ports `usable` accepts.
 fn hop_counts_where(topo: &Topology, from: u32, usable: impl Fn(&super::PortRef) -> bool) -> Vec<u32> {
-    let mut dist = vec![u32::MAX; topo.nodes.len()];
-    let mut queue = VecDeque::from([from]);
+    let mut dist = Vec::new();
+    hop_counts_into(topo, from, usable, &mut dist, &mut VecDeque::new());
+    dist
+}
+
+/// As `hop_counts_where`, into `dist`, with `queue` as scratch. A host other than `from` is not
+/// searched from: its one link leads back to the node it was reached from.
+fn hop_counts_into(
+    topo: &Topology,
+    from: u32,
+    usable: impl Fn(&super::PortRef) -> bool,
+    dist: &mut Vec<u32>,
+    queue: &mut VecDeque<u32>,
+) {
+    dist.clear();
+    dist.resize(topo.nodes.len(), u32::MAX);
+    queue.clear();
+    queue.push_back(from);
     dist[from as usize] = 0;
     while let Some(n) = queue.pop_front() {
         let d = dist[n as usize] + 1;
@@ -198,11 +238,12 @@ fn hop_counts_where(topo: &Topology, from: u32, usable: impl Fn(&super::PortRef)
             let slot = &mut dist[p.peer_node as usize];
             if *slot == u32::MAX {
                 *slot = d;
-                queue.push_back(p.peer_node);
+                if p.peer_node as usize >= topo.num_hosts {
+                    queue.push_back(p.peer_node);
+                }
             }
         }
     }
-    dist
 }
 
 /// A stable 64-bit hash of a flow's addresses and UDP ports (the protocol is always UDP, so the
