@@ -160,7 +160,7 @@ impl std::fmt::Display for Summary {
             "wall time       {:.3} s (set-up {:.3} s)",
             self.wall_sec, self.setup_sec
         )?;
-        // The rate of the events alone: a large fabric's set-up is a tenth of a short run.
+        // The rate of the events alone: building a large fabric and its routes is no event.
         let running = (self.wall_sec - self.setup_sec).max(1e-9);
         writeln!(
             f,

@@ -274,3 +274,79 @@ fn ecmp_choice_stays_in_range() {
     assert_eq!(ecmp_choice(5, 5, 1), 0);
     assert_eq!(ecmp_choice(5, 5, 0), 0);
 }
+
+/// Every node's hop count from `from`, over the links `down` does not mark, expanding every node:
+/// the plain search the table's is checked against.
+fn reference_hops(t: &Topology, from: u32, down: &[bool]) -> Vec<u32> {
+    let mut dist = vec![u32::MAX; t.nodes.len()];
+    let mut queue = std::collections::VecDeque::from([from]);
+    dist[from as usize] = 0;
+    while let Some(n) = queue.pop_front() {
+        for p in t.nodes[n as usize].ports.iter().filter(|p| !down[p.link as usize]) {
+            if dist[p.peer_node as usize] == u32::MAX {
+                dist[p.peer_node as usize] = dist[n as usize] + 1;
+                queue.push_back(p.peer_node);
+            }
+        }
+    }
+    dist
+}
+
+/// The table against its definition, entry by entry: from each switch to each host not under it,
+/// the ports one hop closer to the host's switch over the links that are up (every link's
+/// distances where those do not reach). Catches a group reused for the wrong entry or a search
+/// that stops short.
+fn check_against_reference(t: &Topology, down: &[bool]) {
+    let r = Routes::compute_avoiding(t, down);
+    let none = vec![false; down.len()];
+    for h in 0..t.num_hosts as u32 {
+        let target = t.port(h, 0).peer_node;
+        let (full, up) = (reference_hops(t, target, &none), reference_hops(t, target, down));
+        for s in t.num_hosts as u32..t.nodes.len() as u32 {
+            if s == target {
+                continue;
+            }
+            let (dist, avoid) = if up[s as usize] == u32::MAX {
+                (&full, false)
+            } else {
+                (&up, true)
+            };
+            let d = dist[s as usize];
+            let want: Vec<u16> = t.nodes[s as usize]
+                .ports
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| {
+                    d != u32::MAX && dist[p.peer_node as usize] + 1 == d && !(avoid && down[p.link as usize])
+                })
+                .map(|(i, _)| i as u16)
+                .collect();
+            assert_eq!(
+                r.next_hops(s, h),
+                want.as_slice(),
+                "switch {s} to host {h}, down {down:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_entry_matches_a_plain_search_with_and_without_links_down() {
+    for t in [fat_tree(4), fat_tree(6), leaf_spine(3, 2, 2)] {
+        let links = t.nodes.iter().flat_map(|n| &n.ports).map(|p| p.link + 1).max().unwrap() as usize;
+        check_against_reference(&t, &vec![false; links]);
+        // Switch-to-switch links down, one and then several: every third one not to a host.
+        let inner: Vec<u32> = (t.num_hosts as u32..t.nodes.len() as u32)
+            .flat_map(|s| t.nodes[s as usize].ports.clone())
+            .filter(|p| !t.is_host(p.peer_node))
+            .map(|p| p.link)
+            .collect();
+        let mut down = vec![false; links];
+        down[inner[0] as usize] = true;
+        check_against_reference(&t, &down);
+        for l in inner.iter().step_by(3) {
+            down[*l as usize] = true;
+        }
+        check_against_reference(&t, &down);
+    }
+}
