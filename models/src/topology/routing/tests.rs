@@ -317,7 +317,7 @@ fn check_against_reference(t: &Topology, down: &[bool]) {
                 .iter()
                 .enumerate()
                 .filter(|(_, p)| {
-                    d != u32::MAX && dist[p.peer_node as usize] + 1 == d && !(avoid && down[p.link as usize])
+                    d != u32::MAX && d > 0 && dist[p.peer_node as usize] == d - 1 && !(avoid && down[p.link as usize])
                 })
                 .map(|(i, _)| i as u16)
                 .collect();
